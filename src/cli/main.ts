@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+/**
+ * The `sideguard` command. It only translates arguments into calls of the public API and
+ * prints results; every decision lives in the library.
+ */
+import { Command } from 'commander';
+import { registerSandboxCommand } from './sandbox-command.js';
+
+const program = new Command();
+program
+  .name('sideguard')
+  .description('Make AI agents’ side effects happen at most once, with authority and evidence.')
+  .showHelpAfterError('(run `sideguard --help` for usage)');
+
+registerSandboxCommand(program);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`sideguard: ${message}\n`);
+  process.exitCode = 1;
+});

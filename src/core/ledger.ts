@@ -1,0 +1,254 @@
+/**
+ * The tamper-evident ledger model (I7): sealing events into a per-tenant hash chain, verifying
+ * a chain and replaying it into a proposal's decision path. Stores call `sealLedgerEvents` inside
+ * the transaction that holds the chain head, so the chain stays linear under concurrency.
+ */
+import { canonicalize, type JsonValue } from './canonical-json.js';
+import { sha256Hex } from './commitment.js';
+import { LedgerEventType, ProposalStatus } from './vocabulary.js';
+
+/** The previous hash of a tenant's first event. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** An event as the guard proposes it; the store seals it into the chain. */
+export interface LedgerEventDraft {
+  /** The proposal this decision is about, or null for tenant-level events. */
+  readonly proposal: string | null;
+  readonly type: LedgerEventType;
+  /** ISO-8601 time from the guard's injected clock. */
+  readonly at: string;
+  /** `namespace.name@version`, or null when the input never reached a contract. */
+  readonly actionType: string | null;
+  /** Status the proposal has after this event, when the event changed or confirmed it. */
+  readonly status: ProposalStatus | null;
+  /** Proposal revision after this event, when the event is tied to a proposal write. */
+  readonly revision: number | null;
+  /** Allow-listed, non-private metadata only (reason codes, hashes, receipt ids, counts). */
+  readonly data: Readonly<Record<string, JsonValue>>;
+}
+
+/** A sealed ledger event: a link of its tenant's hash chain. */
+export interface LedgerEvent extends LedgerEventDraft {
+  readonly tenant: string;
+  /** 1-based, gapless per tenant. */
+  readonly sequence: number;
+  readonly previousHash: string;
+  /** SHA-256 (hex) of the canonical JSON of every other field. */
+  readonly hash: string;
+}
+
+/** The last link of a tenant's chain (or the checkpoint a truncated chain starts from). */
+export interface LedgerHead {
+  readonly sequence: number;
+  readonly hash: string;
+}
+
+/** Computes the hash of an event from all of its fields but `hash`. */
+export function hashLedgerEvent(event: Omit<LedgerEvent, 'hash'>): string {
+  return sha256Hex(
+    canonicalize({
+      v: 1,
+      tenant: event.tenant,
+      sequence: event.sequence,
+      previousHash: event.previousHash,
+      proposal: event.proposal,
+      type: event.type,
+      at: event.at,
+      actionType: event.actionType,
+      status: event.status,
+      revision: event.revision,
+      data: event.data,
+    }),
+  );
+}
+
+/**
+ * Seals drafts onto a chain whose current head is `head` (undefined for an empty chain).
+ * Pure: the caller must hold whatever lock makes `head` current until it stores the result.
+ */
+export function sealLedgerEvents(
+  tenant: string,
+  head: LedgerHead | undefined,
+  drafts: readonly LedgerEventDraft[],
+): LedgerEvent[] {
+  let sequence = head?.sequence ?? 0;
+  let previousHash = head?.hash ?? GENESIS_HASH;
+  const sealed: LedgerEvent[] = [];
+  for (const draft of drafts) {
+    sequence += 1;
+    const unsealed = {
+      tenant,
+      sequence,
+      previousHash,
+      proposal: draft.proposal,
+      type: draft.type,
+      at: draft.at,
+      actionType: draft.actionType,
+      status: draft.status,
+      revision: draft.revision,
+      data: draft.data,
+    };
+    const hash = hashLedgerEvent(unsealed);
+    sealed.push({ ...unsealed, hash });
+    previousHash = hash;
+  }
+  return sealed;
+}
+
+/** Why a chain failed verification. */
+export const LedgerFailureReason = {
+  malformed: 'malformed',
+  tenant_mismatch: 'tenant_mismatch',
+  sequence_gap: 'sequence_gap',
+  previous_hash_mismatch: 'previous_hash_mismatch',
+  hash_mismatch: 'hash_mismatch',
+} as const;
+export type LedgerFailureReason = (typeof LedgerFailureReason)[keyof typeof LedgerFailureReason];
+
+/** The verdict on a chain. `index` is the 0-based position of the first bad entry. */
+export type LedgerVerification =
+  | { readonly kind: 'valid'; readonly count: number; readonly head: LedgerHead | undefined }
+  | {
+      readonly kind: 'invalid';
+      readonly index: number;
+      readonly sequence: number | null;
+      readonly reason: LedgerFailureReason;
+      readonly message: string;
+    };
+
+const EVENT_TYPES = new Set<string>(Object.values(LedgerEventType));
+const STATUSES = new Set<string>(Object.values(ProposalStatus));
+
+/** Narrow an unknown parsed value (e.g. a JSONL line) to a LedgerEvent, or explain why not. */
+export function parseLedgerEvent(value: unknown): LedgerEvent | string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'not a JSON object';
+  }
+  const v = value as Record<string, unknown>;
+  if (typeof v.tenant !== 'string' || v.tenant === '') return 'tenant must be a non-empty string';
+  if (typeof v.sequence !== 'number' || !Number.isSafeInteger(v.sequence) || v.sequence < 1) {
+    return 'sequence must be a positive integer';
+  }
+  if (typeof v.previousHash !== 'string' || !/^[0-9a-f]{64}$/.test(v.previousHash)) {
+    return 'previousHash must be 64 hex digits';
+  }
+  if (typeof v.hash !== 'string' || !/^[0-9a-f]{64}$/.test(v.hash)) {
+    return 'hash must be 64 hex digits';
+  }
+  if (v.proposal !== null && typeof v.proposal !== 'string') return 'proposal must be a string';
+  if (typeof v.type !== 'string' || !EVENT_TYPES.has(v.type)) return 'type is not a known event';
+  if (typeof v.at !== 'string') return 'at must be an ISO time string';
+  if (v.actionType !== null && typeof v.actionType !== 'string') return 'actionType invalid';
+  if (v.status !== null && (typeof v.status !== 'string' || !STATUSES.has(v.status))) {
+    return 'status is not a known proposal status';
+  }
+  if (
+    v.revision !== null &&
+    (typeof v.revision !== 'number' || !Number.isSafeInteger(v.revision))
+  ) {
+    return 'revision must be an integer or null';
+  }
+  if (typeof v.data !== 'object' || v.data === null || Array.isArray(v.data)) {
+    return 'data must be an object';
+  }
+  return v as unknown as LedgerEvent;
+}
+
+/**
+ * Verifies one tenant's chain in order. With `from`, the chain is expected to continue from
+ * that checkpoint (a truncated ledger); otherwise it must start at sequence 1 from genesis.
+ */
+export function verifyLedgerChain(
+  events: readonly unknown[],
+  options: { from?: LedgerHead } = {},
+): LedgerVerification {
+  let expectedSequence = (options.from?.sequence ?? 0) + 1;
+  let expectedPrevious = options.from?.hash ?? GENESIS_HASH;
+  let tenant: string | undefined;
+  let head: LedgerHead | undefined = options.from;
+  for (const [index, raw] of events.entries()) {
+    const event = parseLedgerEvent(raw);
+    const rawSequence =
+      typeof raw === 'object' &&
+      raw !== null &&
+      typeof (raw as { sequence?: unknown }).sequence === 'number'
+        ? ((raw as { sequence: number }).sequence ?? null)
+        : null;
+    const fail = (reason: LedgerFailureReason, message: string): LedgerVerification => ({
+      kind: 'invalid',
+      index,
+      sequence: rawSequence,
+      reason,
+      message,
+    });
+    if (typeof event === 'string') return fail('malformed', `entry ${index + 1}: ${event}`);
+    tenant ??= event.tenant;
+    if (event.tenant !== tenant) {
+      return fail('tenant_mismatch', `entry ${index + 1} belongs to tenant ${event.tenant}`);
+    }
+    if (event.sequence !== expectedSequence) {
+      return fail(
+        'sequence_gap',
+        `entry ${index + 1} has sequence ${event.sequence}, expected ${expectedSequence} (an entry was removed, added or reordered)`,
+      );
+    }
+    if (event.previousHash !== expectedPrevious) {
+      return fail(
+        'previous_hash_mismatch',
+        `entry ${index + 1} (sequence ${event.sequence}) does not link to the previous entry`,
+      );
+    }
+    const { hash, ...rest } = event;
+    if (hashLedgerEvent(rest) !== hash) {
+      return fail(
+        'hash_mismatch',
+        `entry ${index + 1} (sequence ${event.sequence}) was changed after it was written`,
+      );
+    }
+    expectedSequence += 1;
+    expectedPrevious = hash;
+    head = { sequence: event.sequence, hash };
+  }
+  return { kind: 'valid', count: events.length, head };
+}
+
+/** One line per event, in sequence order: the JSONL export format. */
+export function ledgerToJsonl(events: readonly LedgerEvent[]): string {
+  return events.map((event) => `${JSON.stringify(event)}\n`).join('');
+}
+
+/** A proposal's history reconstructed from ledger events alone. */
+export interface ProposalReplay {
+  readonly proposal: string;
+  readonly tenant: string;
+  readonly actionType: string | null;
+  /** Event types in order, e.g. `contract_validated -> policy_decided -> …`. */
+  readonly decisionPath: readonly LedgerEventType[];
+  /** The last status the ledger recorded, or null if none was. */
+  readonly status: ProposalStatus | null;
+  readonly events: readonly LedgerEvent[];
+}
+
+/** Replays a ledger (any order, any tenants) into the decision path of one proposal. */
+export function replayProposal(
+  events: readonly LedgerEvent[],
+  proposal: string,
+): ProposalReplay | undefined {
+  const own = events
+    .filter((event) => event.proposal === proposal)
+    .sort((a, b) => a.sequence - b.sequence);
+  const first = own[0];
+  if (first === undefined) return undefined;
+  let status: ProposalStatus | null = null;
+  for (const event of own) {
+    if (event.status !== null) status = event.status;
+  }
+  return {
+    proposal,
+    tenant: first.tenant,
+    actionType: own.find((event) => event.actionType !== null)?.actionType ?? null,
+    decisionPath: own.map((event) => event.type),
+    status,
+    events: own,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The public API of `sideguard`. Every export is named here on purpose: adding a name makes it
+ * public. Importing this entry loads no database driver, HTTP server or agent SDK; stores and
+ * the sandbox have their own entries (`sideguard/sqlite`, `sideguard/postgres`,
+ * `sideguard/sandbox`, `sideguard/testing`).
+ */
+export type {
+  ActionConfig,
+  ActionDefinition,
+  ActionInput,
+  ActionType,
+  ApprovalRule,
+  Authority,
+  CompensateContext,
+  CompensateResult,
+  EffectKind,
+  ExecuteContext,
+  ExecuteResult,
+  ExecutionItem,
+  PolicyContext,
+  PolicyVerdict,
+  ResolveResult,
+  VerifyContext,
+  VerifyResult,
+} from './core/action.js';
+export { approvals, defineAction, formatActionType } from './core/action.js';
+export type { JsonValue } from './core/canonical-json.js';
+export { canonicalBytes, canonicalize } from './core/canonical-json.js';
+export type { ManualClock } from './core/clock.js';
+export { createManualClock, createSequentialIds } from './core/clock.js';
+export type { Commitment } from './core/commitment.js';
+export { computeCommitment, verifyCommitment } from './core/commitment.js';
+export type { SealedEnvelope } from './core/envelope.js';
+export {
+  AuthorityEvidenceError,
+  ConfigurationError,
+  ContractViolationError,
+  ProposalNotFoundError,
+  SideguardError,
+  StoreInvariantError,
+} from './core/errors.js';
+export type {
+  AuthorityEvidence,
+  AuthorityTally,
+  BuildEvidenceOptions,
+  EvidenceBindings,
+} from './core/evidence.js';
+export { buildAuthorityEvidence, EvidenceRejection, evidenceDigest } from './core/evidence.js';
+export type {
+  Clock,
+  ContractIssue,
+  DryRunPrediction,
+  Guard,
+  GuardEvent,
+  GuardEventSink,
+  GuardResult,
+  Ids,
+  PrepareOptions,
+  ProposalAddress,
+  ProposalView,
+  ReaderAddress,
+  RecordAuthorityOptions,
+} from './core/guard.js';
+export type { KeyMaterial, KeyReference, KeyRing, KeyRingConfig } from './core/key-ring.js';
+export {
+  createDevelopmentKeyRing,
+  createKeyRing,
+  keyRingFromEnvironmentValue,
+} from './core/key-ring.js';
+export type {
+  LedgerEvent,
+  LedgerEventDraft,
+  LedgerHead,
+  LedgerVerification,
+  ProposalReplay,
+} from './core/ledger.js';
+export {
+  GENESIS_HASH,
+  LedgerFailureReason,
+  ledgerToJsonl,
+  parseLedgerEvent,
+  replayProposal,
+  verifyLedgerChain,
+} from './core/ledger.js';
+export type {
+  AuthorityEvidenceRecord,
+  DueQuery,
+  EffectClaim,
+  GuardStore,
+  LedgerQuery,
+  ProposalRecord,
+  Receipt,
+  StoreCommit,
+  StoreCommitResult,
+} from './core/store.js';
+export { assertCommitShape, checkEffectClaim, checkProposalWrite } from './core/store-rules.js';
+export {
+  ChannelAssurance,
+  isAllowedTransition,
+  LedgerEventType,
+  Outcome,
+  PolicyDecision,
+  ProposalStatus,
+  TRANSITIONS,
+} from './core/vocabulary.js';
+export type { GuardConfig } from './create-guard.js';
+export { createGuard } from './create-guard.js';
+export { createMemoryStore } from './stores/memory/memory-store.js';
