@@ -1,0 +1,311 @@
+/**
+ * Canonical JSON v1: one deterministic UTF-8 byte string per JSON value, so that hashes,
+ * commitments and semantic effect keys computed here or anywhere else agree (DESIGN.md).
+ */
+
+import { ContractViolationError } from './errors.js';
+
+/** A value that Canonical JSON v1 can encode (after the checks `canonicalize` performs). */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue };
+
+/** Why a value cannot be encoded; carried as `data.reason` of a `canonical_json_invalid` error. */
+export const CanonicalJsonFailure = {
+  float: 'float',
+  nonFinite: 'non_finite',
+  unsafeInteger: 'unsafe_integer',
+  loneSurrogate: 'lone_surrogate',
+  keyCollision: 'key_collision',
+  unsupportedType: 'unsupported_type',
+  tooDeep: 'too_deep',
+  cycle: 'cycle',
+  undefinedInArray: 'undefined_in_array',
+} as const;
+/** Why a value cannot be encoded; carried as `data.reason` of a `canonical_json_invalid` error. */
+export type CanonicalJsonFailure = (typeof CanonicalJsonFailure)[keyof typeof CanonicalJsonFailure];
+
+/**
+ * The deepest container nesting Canonical JSON v1 accepts: the root array or object is at
+ * depth 1, so 64 nested containers are fine and the 65th is rejected with `too_deep`.
+ */
+export const CANONICAL_JSON_MAX_DEPTH = 64;
+
+/**
+ * Encode `value` as Canonical JSON v1 text.
+ *
+ * - Object keys are sorted by Unicode code point (so U+1F600 sorts after U+FFFF, unlike
+ *   `Array.prototype.sort`), every key and string is NFC-normalised, and two keys of one object
+ *   that become equal after NFC are rejected.
+ * - Numbers must be safe integers (`Number.isSafeInteger`); `-0` is written as `0`. Money travels
+ *   as decimal strings or integer minor units.
+ * - Only `null`, booleans, numbers, strings, arrays and plain objects (prototype
+ *   `Object.prototype` or `null`) are accepted. Object properties whose value is `undefined` are
+ *   omitted (as `JSON.stringify` does); `undefined` or a hole inside an array is rejected. Symbol
+ *   keys are rejected rather than silently dropped, so two different inputs never share bytes.
+ * - No whitespace; strings are escaped exactly as `JSON.stringify` escapes well-formed strings.
+ * - At most {@link CANONICAL_JSON_MAX_DEPTH} nested containers; cycles are rejected (shared,
+ *   acyclic references are fine and are encoded once per occurrence).
+ *
+ * @throws ContractViolationError code `canonical_json_invalid`, with
+ *   `data: { path, reason }` where `path` is a JSON-pointer to the offending value (`""` for the
+ *   root) and `reason` is a {@link CanonicalJsonFailure}. Messages never echo string contents.
+ */
+export function canonicalize(value: unknown): string {
+  const parts: string[] = [];
+  encodeValue(value, '', 0, [], parts);
+  return parts.join('');
+}
+
+/** The UTF-8 bytes of {@link canonicalize}; same rules, same errors. Returns a fresh array. */
+export function canonicalBytes(value: unknown): Uint8Array {
+  return utf8Encoder.encode(canonicalize(value));
+}
+
+const utf8Encoder = new TextEncoder();
+
+// With the `u` flag a well-formed surrogate pair is one code point outside this range, so only
+// lone (unpaired) surrogates match.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+function encodeValue(
+  value: unknown,
+  path: string,
+  depth: number,
+  ancestors: object[],
+  parts: string[],
+): void {
+  switch (typeof value) {
+    case 'string':
+      parts.push(encodeString(value, path));
+      return;
+    case 'number':
+      parts.push(encodeNumber(value, path));
+      return;
+    case 'boolean':
+      parts.push(value ? 'true' : 'false');
+      return;
+    case 'object':
+      if (value === null) {
+        parts.push('null');
+        return;
+      }
+      encodeContainer(value, path, depth + 1, ancestors, parts);
+      return;
+    case 'bigint':
+      throw invalid(
+        path,
+        'unsupported_type',
+        'a bigint is not supported (send it as a decimal string or a safe integer)',
+      );
+    default:
+      throw invalid(path, 'unsupported_type', `a value of type ${typeof value} is not JSON`);
+  }
+}
+
+function encodeContainer(
+  value: object,
+  path: string,
+  depth: number,
+  ancestors: object[],
+  parts: string[],
+): void {
+  if (ancestors.includes(value)) {
+    throw invalid(path, 'cycle', 'the value contains itself (a cycle)');
+  }
+  if (depth > CANONICAL_JSON_MAX_DEPTH) {
+    throw invalid(
+      path,
+      'too_deep',
+      `nesting is deeper than ${CANONICAL_JSON_MAX_DEPTH} arrays and objects`,
+    );
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (Array.isArray(value) && prototype === Array.prototype) {
+    ancestors.push(value);
+    encodeArray(value, path, depth, ancestors, parts);
+    ancestors.pop();
+    return;
+  }
+  if (prototype === Object.prototype || prototype === null) {
+    ancestors.push(value);
+    encodeObject(value as Record<string, unknown>, path, depth, ancestors, parts);
+    ancestors.pop();
+    return;
+  }
+  throw invalid(
+    path,
+    'unsupported_type',
+    `a ${describeObject(value)} is not a plain object or array`,
+  );
+}
+
+function encodeArray(
+  value: readonly unknown[],
+  path: string,
+  depth: number,
+  ancestors: object[],
+  parts: string[],
+): void {
+  parts.push('[');
+  for (let index = 0; index < value.length; index += 1) {
+    const itemPath = `${path}/${index}`;
+    const item = value[index];
+    if (item === undefined) {
+      throw invalid(
+        itemPath,
+        'undefined_in_array',
+        'undefined (or a hole) inside an array has no JSON form',
+      );
+    }
+    if (index > 0) parts.push(',');
+    encodeValue(item, itemPath, depth, ancestors, parts);
+  }
+  parts.push(']');
+}
+
+function encodeObject(
+  value: Record<string, unknown>,
+  path: string,
+  depth: number,
+  ancestors: object[],
+  parts: string[],
+): void {
+  if (Object.getOwnPropertySymbols(value).some((symbol) => isEnumerable(value, symbol))) {
+    throw invalid(path, 'unsupported_type', 'an object with symbol keys has no JSON form');
+  }
+  const entries: { key: string; item: unknown }[] = [];
+  const seen = new Set<string>();
+  for (const rawKey of Object.keys(value)) {
+    // Read each property once: a getter must not be able to answer differently twice.
+    const item = value[rawKey];
+    if (item === undefined) continue;
+    if (LONE_SURROGATE.test(rawKey)) {
+      throw invalid(
+        `${path}/${pointerSegment(rawKey)}`,
+        'lone_surrogate',
+        'the key contains a lone surrogate (not well-formed Unicode)',
+      );
+    }
+    const key = rawKey.normalize('NFC');
+    if (seen.has(key)) {
+      throw invalid(
+        `${path}/${pointerSegment(key)}`,
+        'key_collision',
+        'two keys of this object are equal after NFC normalisation',
+      );
+    }
+    seen.add(key);
+    entries.push({ key, item });
+  }
+  entries.sort((left, right) => compareByCodePoint(left.key, right.key));
+  parts.push('{');
+  let first = true;
+  for (const { key, item } of entries) {
+    if (!first) parts.push(',');
+    first = false;
+    parts.push(JSON.stringify(key), ':');
+    encodeValue(item, `${path}/${pointerSegment(key)}`, depth, ancestors, parts);
+  }
+  parts.push('}');
+}
+
+function encodeString(value: string, path: string): string {
+  if (LONE_SURROGATE.test(value)) {
+    throw invalid(
+      path,
+      'lone_surrogate',
+      'the string contains a lone surrogate (not well-formed Unicode)',
+    );
+  }
+  return JSON.stringify(value.normalize('NFC'));
+}
+
+function encodeNumber(value: number, path: string): string {
+  if (!Number.isFinite(value)) {
+    throw invalid(path, 'non_finite', `${String(value)} is not a finite number`);
+  }
+  if (!Number.isInteger(value)) {
+    throw invalid(
+      path,
+      'float',
+      `${String(value)} is not a safe integer (send money as a decimal string or integer minor units)`,
+    );
+  }
+  if (!Number.isSafeInteger(value)) {
+    throw invalid(
+      path,
+      'unsafe_integer',
+      `${String(value)} is not a safe integer (beyond ±(2^53 - 1); send it as a decimal string)`,
+    );
+  }
+  // String(-0) is "0", which is exactly the canonical form of negative zero.
+  return String(value);
+}
+
+/**
+ * Order two well-formed strings by Unicode code point. UTF-16 code-unit order agrees with
+ * code-point order except that surrogates (U+D800..U+DFFF, which encode U+10000 and above) must
+ * sort after U+E000..U+FFFF; shifting the code units at the first difference fixes that (the
+ * classic ICU trick).
+ */
+function compareByCodePoint(left: string, right: string): number {
+  const length = Math.min(left.length, right.length);
+  for (let index = 0; index < length; index += 1) {
+    const a = left.charCodeAt(index);
+    const b = right.charCodeAt(index);
+    if (a !== b) return codePointRank(a) - codePointRank(b);
+  }
+  return left.length - right.length;
+}
+
+function codePointRank(codeUnit: number): number {
+  if (codeUnit >= 0xe000) return codeUnit - 0x800;
+  if (codeUnit >= 0xd800) return codeUnit + 0x2000;
+  return codeUnit;
+}
+
+/**
+ * A JSON-pointer segment (RFC 6901 escaping of `~` and `/`). Lone surrogates are spelled as
+ * `\uXXXX` text so the path itself stays well-formed and printable.
+ */
+function pointerSegment(key: string): string {
+  return key
+    .replaceAll('~', '~0')
+    .replaceAll('/', '~1')
+    .replace(
+      /[\uD800-\uDFFF]/gu,
+      (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+}
+
+function isEnumerable(value: object, key: PropertyKey): boolean {
+  return Object.prototype.propertyIsEnumerable.call(value, key);
+}
+
+function describeObject(value: object): string {
+  if (ArrayBuffer.isView(value)) return 'typed array or Buffer';
+  if (Array.isArray(value)) return 'array subclass';
+  if (value instanceof Date) return 'Date';
+  if (value instanceof Map) return 'Map';
+  if (value instanceof Set) return 'Set';
+  const name: unknown = (value as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' ? `${name} instance` : 'non-plain object';
+}
+
+function invalid(
+  path: string,
+  reason: CanonicalJsonFailure,
+  detail: string,
+): ContractViolationError {
+  const where = path === '' ? 'the root' : path;
+  return new ContractViolationError(
+    'canonical_json_invalid',
+    `Cannot encode canonical JSON at ${where}: ${detail}`,
+    { data: { path, reason } },
+  );
+}

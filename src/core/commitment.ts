@@ -1,0 +1,178 @@
+/**
+ * Keyed commitments and digests over Canonical JSON v1: a proposal commitment proves later that
+ * exactly this payload was proposed, and names its key so keys can rotate (DESIGN.md).
+ */
+
+import { Buffer } from 'node:buffer';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalBytes } from './canonical-json.js';
+import { ConfigurationError, ContractViolationError } from './errors.js';
+import type { KeyPurpose, KeyReference, KeyRing } from './key-ring.js';
+
+/** An HMAC-SHA-256 commitment and the key that made it; `value` is unpadded base64url. */
+export interface Commitment {
+  readonly algorithm: 'hmac-sha256';
+  readonly keyHandle: string;
+  readonly keyVersion: number;
+  readonly value: string;
+}
+
+const COMMITMENT_TAG = 'sideguard/commitment/v1';
+const KEYED_DIGEST_TAG = 'sideguard/keyed-digest/v1';
+const HMAC_LENGTH_BYTES = 32;
+
+/**
+ * Commit to `payload` under `domain` with the `commitment` subkey of `key` (default
+ * `keyRing.current`).
+ *
+ * The HMAC-SHA-256 message is the ASCII tag `sideguard/commitment/v1` followed, for each part
+ * (the domain as UTF-8, then `canonicalBytes(payload)`), by a 4-byte big-endian length and the
+ * bytes. The domain is not normalised; it must be a non-empty, well-formed string.
+ *
+ * @throws ContractViolationError `canonical_json_invalid` for a payload Canonical JSON v1 rejects,
+ *   `commitment_domain_invalid` for a bad domain; ConfigurationError `commitment_key_unknown`
+ *   when the ring does not hold `key`.
+ */
+export function computeCommitment(
+  keyRing: KeyRing,
+  domain: string,
+  payload: unknown,
+  key?: KeyReference,
+): Commitment {
+  const reference = key ?? keyRing.current;
+  const value = mac(
+    keyRing,
+    'commitment',
+    reference,
+    COMMITMENT_TAG,
+    domain,
+    payload,
+    'commitment_key_unknown',
+  );
+  return {
+    algorithm: 'hmac-sha256',
+    keyHandle: reference.handle,
+    keyVersion: reference.version,
+    value: Buffer.from(value).toString('base64url'),
+  };
+}
+
+/**
+ * Whether `commitment` commits to `payload` under `domain`. Recomputes with the commitment's own
+ * key (so commitments made before a rotation still verify) and compares in constant time. A
+ * commitment with another algorithm or a value that is not 32 bytes of unpadded base64url does
+ * not verify (`false`).
+ *
+ * @throws ConfigurationError `commitment_key_unknown` naming `handle:version` when the ring does
+ *   not hold the commitment's key: a missing key is a deployment error, not a mismatch.
+ *   ContractViolationError as {@link computeCommitment} for a bad payload or domain.
+ */
+export function verifyCommitment(
+  keyRing: KeyRing,
+  domain: string,
+  payload: unknown,
+  commitment: Commitment,
+): boolean {
+  const reference = { handle: commitment.keyHandle, version: commitment.keyVersion };
+  const expected = mac(
+    keyRing,
+    'commitment',
+    reference,
+    COMMITMENT_TAG,
+    domain,
+    payload,
+    'commitment_key_unknown',
+  );
+  if (commitment.algorithm !== 'hmac-sha256') return false;
+  const actual = decodeDigest(commitment.value);
+  if (actual === undefined) return false;
+  return timingSafeEqual(expected, actual);
+}
+
+/**
+ * A keyed digest (unpadded base64url HMAC-SHA-256, 43 characters) of `payload` under `domain`
+ * with the `purpose` subkey of `key`; framed like {@link computeCommitment} but with the tag
+ * `sideguard/keyed-digest/v1`, so a digest never equals a commitment. The runtime derives
+ * semantic effect keys with `keyRing.effectKey` and purpose `effect`.
+ *
+ * @throws ConfigurationError `keyed_digest_key_unknown` when the ring does not hold `key`;
+ *   ContractViolationError as {@link computeCommitment}.
+ */
+export function keyedDigest(
+  keyRing: KeyRing,
+  purpose: KeyPurpose,
+  key: KeyReference,
+  domain: string,
+  payload: unknown,
+): string {
+  const value = mac(
+    keyRing,
+    purpose,
+    key,
+    KEYED_DIGEST_TAG,
+    domain,
+    payload,
+    'keyed_digest_key_unknown',
+  );
+  return Buffer.from(value).toString('base64url');
+}
+
+/** Lower-case hex SHA-256 of `bytes`; a string is hashed as its UTF-8 bytes (not normalised). */
+export function sha256Hex(bytes: Uint8Array | string): string {
+  const hash = createHash('sha256');
+  if (typeof bytes === 'string') hash.update(bytes, 'utf8');
+  else hash.update(bytes);
+  return hash.digest('hex');
+}
+
+function mac(
+  keyRing: KeyRing,
+  purpose: KeyPurpose,
+  reference: KeyReference,
+  tag: string,
+  domain: string,
+  payload: unknown,
+  unknownKeyCode: string,
+): Buffer {
+  const message = framedMessage(tag, domain, payload);
+  const subkey = keyRing.deriveKey(reference, purpose);
+  if (subkey === undefined) {
+    const id = `${reference.handle}:${reference.version}`;
+    const what = tag === COMMITMENT_TAG ? 'a commitment' : 'a keyed digest';
+    throw new ConfigurationError(
+      unknownKeyCode,
+      `Cannot compute ${what}: the key ring does not hold key ${id} (a missing key is a deployment error)`,
+      { data: { key: id } },
+    );
+  }
+  try {
+    return createHmac('sha256', subkey).update(message).digest();
+  } finally {
+    subkey.fill(0);
+  }
+}
+
+/** `tag` then, for the domain and the canonical payload, a u32 big-endian length and the bytes. */
+function framedMessage(tag: string, domain: string, payload: unknown): Buffer {
+  if (typeof domain !== 'string' || domain === '' || /[\uD800-\uDFFF]/u.test(domain)) {
+    throw new ContractViolationError(
+      'commitment_domain_invalid',
+      'Cannot compute a commitment: the domain must be a non-empty, well-formed string',
+    );
+  }
+  const parts = [Buffer.from(domain, 'utf8'), Buffer.from(canonicalBytes(payload))];
+  const chunks: Buffer[] = [Buffer.from(tag, 'ascii')];
+  for (const part of parts) {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(part.length);
+    chunks.push(length, part);
+  }
+  return Buffer.concat(chunks);
+}
+
+function decodeDigest(text: unknown): Buffer | undefined {
+  if (typeof text !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64url');
+  if (bytes.length !== HMAC_LENGTH_BYTES || bytes.toString('base64url') !== text) return undefined;
+  return bytes;
+}
