@@ -4,6 +4,8 @@
  * prints results; every decision lives in the library.
  */
 import { Command } from 'commander';
+import { CliError } from './cli-errors.js';
+import { registerLedgerCommand } from './ledger-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 
 const program = new Command();
@@ -12,10 +14,11 @@ program
   .description('Make AI agents’ side effects happen at most once, with authority and evidence.')
   .showHelpAfterError('(run `sideguard --help` for usage)');
 
+registerLedgerCommand(program);
 registerSandboxCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`sideguard: ${message}\n`);
-  process.exitCode = 1;
+  process.exitCode = error instanceof CliError ? error.exitCode : 1;
 });

@@ -154,6 +154,78 @@ export function parseLedgerEvent(value: unknown): LedgerEvent | string {
   return v as unknown as LedgerEvent;
 }
 
+/** Verifies a chain one entry at a time (for streaming large exports). */
+export interface LedgerChainVerifier {
+  /** Checks the next entry; returns the failure, or undefined if it links correctly. */
+  push(entry: unknown): Extract<LedgerVerification, { kind: 'invalid' }> | undefined;
+  /** The verdict so far. */
+  result(): LedgerVerification;
+}
+
+/**
+ * Creates an incremental verifier for one tenant's chain. With `from`, the chain is expected to
+ * continue from that checkpoint (a truncated ledger); otherwise it must start at sequence 1.
+ */
+export function createLedgerChainVerifier(
+  options: { from?: LedgerHead } = {},
+): LedgerChainVerifier {
+  let expectedSequence = (options.from?.sequence ?? 0) + 1;
+  let expectedPrevious = options.from?.hash ?? GENESIS_HASH;
+  let tenant: string | undefined;
+  let head: LedgerHead | undefined = options.from;
+  let index = 0;
+  let failure: Extract<LedgerVerification, { kind: 'invalid' }> | undefined;
+  return {
+    push(raw) {
+      if (failure !== undefined) return failure;
+      const position = index;
+      index += 1;
+      const rawSequence =
+        typeof raw === 'object' &&
+        raw !== null &&
+        typeof (raw as { sequence?: unknown }).sequence === 'number'
+          ? (raw as { sequence: number }).sequence
+          : null;
+      const fail = (reason: LedgerFailureReason, message: string) => {
+        failure = { kind: 'invalid', index: position, sequence: rawSequence, reason, message };
+        return failure;
+      };
+      const event = parseLedgerEvent(raw);
+      if (typeof event === 'string') return fail('malformed', `entry ${position + 1}: ${event}`);
+      tenant ??= event.tenant;
+      if (event.tenant !== tenant) {
+        return fail('tenant_mismatch', `entry ${position + 1} belongs to tenant ${event.tenant}`);
+      }
+      if (event.sequence !== expectedSequence) {
+        return fail(
+          'sequence_gap',
+          `entry ${position + 1} has sequence ${event.sequence}, expected ${expectedSequence} (an entry was removed, added or reordered)`,
+        );
+      }
+      if (event.previousHash !== expectedPrevious) {
+        return fail(
+          'previous_hash_mismatch',
+          `entry ${position + 1} (sequence ${event.sequence}) does not link to the previous entry`,
+        );
+      }
+      const { hash, ...rest } = event;
+      if (hashLedgerEvent(rest) !== hash) {
+        return fail(
+          'hash_mismatch',
+          `entry ${position + 1} (sequence ${event.sequence}) was changed after it was written`,
+        );
+      }
+      expectedSequence += 1;
+      expectedPrevious = hash;
+      head = { sequence: event.sequence, hash };
+      return undefined;
+    },
+    result() {
+      return failure ?? { kind: 'valid', count: index, head };
+    },
+  };
+}
+
 /**
  * Verifies one tenant's chain in order. With `from`, the chain is expected to continue from
  * that checkpoint (a truncated ledger); otherwise it must start at sequence 1 from genesis.
@@ -162,54 +234,11 @@ export function verifyLedgerChain(
   events: readonly unknown[],
   options: { from?: LedgerHead } = {},
 ): LedgerVerification {
-  let expectedSequence = (options.from?.sequence ?? 0) + 1;
-  let expectedPrevious = options.from?.hash ?? GENESIS_HASH;
-  let tenant: string | undefined;
-  let head: LedgerHead | undefined = options.from;
-  for (const [index, raw] of events.entries()) {
-    const event = parseLedgerEvent(raw);
-    const rawSequence =
-      typeof raw === 'object' &&
-      raw !== null &&
-      typeof (raw as { sequence?: unknown }).sequence === 'number'
-        ? ((raw as { sequence: number }).sequence ?? null)
-        : null;
-    const fail = (reason: LedgerFailureReason, message: string): LedgerVerification => ({
-      kind: 'invalid',
-      index,
-      sequence: rawSequence,
-      reason,
-      message,
-    });
-    if (typeof event === 'string') return fail('malformed', `entry ${index + 1}: ${event}`);
-    tenant ??= event.tenant;
-    if (event.tenant !== tenant) {
-      return fail('tenant_mismatch', `entry ${index + 1} belongs to tenant ${event.tenant}`);
-    }
-    if (event.sequence !== expectedSequence) {
-      return fail(
-        'sequence_gap',
-        `entry ${index + 1} has sequence ${event.sequence}, expected ${expectedSequence} (an entry was removed, added or reordered)`,
-      );
-    }
-    if (event.previousHash !== expectedPrevious) {
-      return fail(
-        'previous_hash_mismatch',
-        `entry ${index + 1} (sequence ${event.sequence}) does not link to the previous entry`,
-      );
-    }
-    const { hash, ...rest } = event;
-    if (hashLedgerEvent(rest) !== hash) {
-      return fail(
-        'hash_mismatch',
-        `entry ${index + 1} (sequence ${event.sequence}) was changed after it was written`,
-      );
-    }
-    expectedSequence += 1;
-    expectedPrevious = hash;
-    head = { sequence: event.sequence, hash };
+  const verifier = createLedgerChainVerifier(options);
+  for (const event of events) {
+    if (verifier.push(event) !== undefined) break;
   }
-  return { kind: 'valid', count: events.length, head };
+  return verifier.result();
 }
 
 /** One line per event, in sequence order: the JSONL export format. */
