@@ -49,9 +49,9 @@ describe('sideguard ledger verify', () => {
 
   it('names an edited entry and exits 1', () => {
     const edited = [...lines];
-    edited[4] = edited[4]!
-      .replace('"acme"', '"acme"')
-      .replace('"policy_decided"', '"contract_validated"');
+    const entry = JSON.parse(edited[4]!) as { data: Record<string, unknown> };
+    entry.data = { ...entry.data, receipt: { id: 'n999', provider: 'crm' } };
+    edited[4] = JSON.stringify(entry);
     const run = runCli(['ledger', 'verify', write('edited.jsonl', edited.join('\n'))]);
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(
