@@ -310,6 +310,15 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
 
   const iso = (ms: number): string => new Date(ms).toISOString();
 
+  /** A failing sink, or a failing error handler, must never break an operation. */
+  const reportSinkError = (error: unknown): void => {
+    try {
+      config.onEventSinkError?.(error);
+    } catch {
+      // Swallowed on purpose: there is nobody left to tell.
+    }
+  };
+
   const emit = (events: readonly LedgerEvent[]): void => {
     const sink = config.events;
     if (sink === undefined) return;
@@ -326,15 +335,9 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       };
       try {
         const returned = sink(payload);
-        if (returned instanceof Promise) {
-          returned.catch((error: unknown) => config.onEventSinkError?.(error));
-        }
+        if (returned instanceof Promise) returned.catch(reportSinkError);
       } catch (error) {
-        try {
-          config.onEventSinkError?.(error);
-        } catch {
-          // A broken error handler must not break the operation either.
-        }
+        reportSinkError(error);
       }
     }
   };
@@ -1913,10 +1916,24 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     verifyLedger: async ({ tenant }) => {
       checkArgument('tenant', tenant);
       const checkpoint = await store.ledgerCheckpoint(tenant);
-      return verifyLedgerChain(
+      const verdict = verifyLedgerChain(
         await store.readLedger({ tenant }),
         checkpoint === undefined ? {} : { from: checkpoint },
       );
+      if (verdict.kind === 'invalid') return verdict;
+      // The chain can only prove what it holds: compare its end with the head the store kept,
+      // so removing the newest entries is detected too.
+      const head = await store.ledgerHead(tenant);
+      if (head?.sequence !== verdict.head?.sequence || head?.hash !== verdict.head?.hash) {
+        return {
+          kind: 'invalid',
+          index: verdict.count,
+          sequence: verdict.head?.sequence ?? null,
+          reason: 'head_mismatch',
+          message: `the chain ends at sequence ${verdict.head?.sequence ?? 0} but the store's head is sequence ${head?.sequence ?? 0} (entries were removed from the end)`,
+        };
+      }
+      return verdict;
     },
     replay: async ({ tenant, proposal }) =>
       replayProposal(

@@ -102,6 +102,8 @@ export const LedgerFailureReason = {
   sequence_gap: 'sequence_gap',
   previous_hash_mismatch: 'previous_hash_mismatch',
   hash_mismatch: 'hash_mismatch',
+  /** The chain ends before the head the store recorded: its newest entries were removed. */
+  head_mismatch: 'head_mismatch',
 } as const;
 export type LedgerFailureReason = (typeof LedgerFailureReason)[keyof typeof LedgerFailureReason];
 
@@ -117,6 +119,19 @@ export type LedgerVerification =
     };
 
 const EVENT_TYPES = new Set<string>(Object.values(LedgerEventType));
+const LEDGER_EVENT_KEYS: ReadonlySet<string> = new Set([
+  'tenant',
+  'sequence',
+  'previousHash',
+  'proposal',
+  'type',
+  'at',
+  'actionType',
+  'status',
+  'revision',
+  'data',
+  'hash',
+]);
 const STATUSES = new Set<string>(Object.values(ProposalStatus));
 
 /** Narrow an unknown parsed value (e.g. a JSONL line) to a LedgerEvent, or explain why not. */
@@ -150,6 +165,10 @@ export function parseLedgerEvent(value: unknown): LedgerEvent | string {
   }
   if (typeof v.data !== 'object' || v.data === null || Array.isArray(v.data)) {
     return 'data must be an object';
+  }
+  const unknown = Object.keys(v).filter((key) => !LEDGER_EVENT_KEYS.has(key));
+  if (unknown.length > 0) {
+    return `unknown field ${JSON.stringify(unknown[0])} (a sealed event has exactly ${LEDGER_EVENT_KEYS.size} fields)`;
   }
   return v as unknown as LedgerEvent;
 }
