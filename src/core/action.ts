@@ -94,6 +94,12 @@ export interface PolicyContext {
   readonly principal: string;
   readonly agent: string | null;
   readonly mode: 'commit' | 'dry_run';
+  /**
+   * Facts the host read from its own systems for this decision (e.g. the order's eligible refund
+   * amount), or null. They are committed and stored encrypted with the input, so the policy stays
+   * a pure function of (input, facts) and approvers approve the facts it saw.
+   */
+  readonly facts: JsonValue | null;
 }
 
 /** The policy's verdict; `reason` becomes the reason code (short snake_case is best). */
@@ -155,7 +161,14 @@ export type VerifyResult =
 export type ResolveResult<Input> =
   | { readonly kind: 'current' }
   /** Material drift: the proposal goes `stale`; a fresh proposal is prepared with `input`. */
-  | { readonly kind: 'drifted'; readonly reason: string; readonly input?: Input };
+  | {
+      readonly kind: 'drifted';
+      readonly reason: string;
+      /** The input of the fresh proposal. @default the stale proposal's input */
+      readonly input?: Input;
+      /** The facts as they are now, for the fresh proposal's policy. @default the old facts */
+      readonly facts?: JsonValue;
+    };
 
 /** What `compensate` is given besides the input. */
 export interface CompensateContext extends ExecuteContext {

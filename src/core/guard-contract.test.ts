@@ -334,3 +334,119 @@ describe('dry run', () => {
     expect(replay.prediction).toMatchObject({ wouldBe: 'replayed', replayOf: done.proposal });
   });
 });
+
+describe('facts', () => {
+  it('are what the policy decides on, stay out of the ledger, and return from read', async () => {
+    const { guard, tenant, provider, store } = createHarness();
+    const { refundAction } = await import('../../test/support/guard-harness.js');
+    const refund = refundAction(provider, {
+      policy: (input, context) => {
+        const eligible = (context.facts as { eligibleMinor?: number } | null)?.eligibleMinor ?? 0;
+        return Math.round(Number(input.amount) * 100) <= eligible
+          ? { decision: 'allow', reason: 'within_eligible_amount' }
+          : { decision: 'block', reason: 'exceeds_eligible_amount' };
+      },
+    });
+    const allowed = await guard.prepare(refund, {
+      tenant,
+      input: refundArgs(),
+      principal: 'agent-svc',
+      facts: { eligibleMinor: 5_000, customerEmail: 'ada@example.test' },
+    });
+    expect(allowed.outcome).toBe('authorized');
+    const blocked = await guard.prepare(refund, {
+      tenant,
+      input: refundArgs({ orderId: 'ord_2' }),
+      principal: 'agent-svc',
+      facts: { eligibleMinor: 100 },
+    });
+    expect(blocked).toMatchObject({ outcome: 'blocked', reasonCode: 'exceeds_eligible_amount' });
+    const view = await guard.read(refund, {
+      tenant,
+      proposal: allowed.proposal,
+      reader: 'agent-svc',
+    });
+    expect(view.facts).toEqual({ eligibleMinor: 5_000, customerEmail: 'ada@example.test' });
+    const ledger = JSON.stringify(await store.readLedger({ tenant }));
+    expect(ledger).not.toContain('ada@example.test');
+    expect(ledger).toContain('factsDigest');
+  });
+
+  it('change the commitment, so evidence for other facts does not bind', async () => {
+    const { guard, refund, tenant } = createHarness();
+    const a = await guard.prepare(refund, {
+      tenant,
+      input: refundArgs({ amount: '500.00' }),
+      principal: 'p',
+      facts: { eligibleMinor: 1 },
+    });
+    const viewA = await guard.read(refund, { tenant, proposal: a.proposal, reader: 'p' });
+    const other = createHarness();
+    const b = await other.guard.prepare(other.refund, {
+      tenant,
+      input: refundArgs({ amount: '500.00' }),
+      principal: 'p',
+      facts: { eligibleMinor: 2 },
+    });
+    const viewB = await other.guard.read(other.refund, {
+      tenant,
+      proposal: b.proposal,
+      reader: 'p',
+    });
+    expect(viewA.evidenceBindings?.semanticEffectKey).toBe(
+      viewB.evidenceBindings?.semanticEffectKey,
+    );
+    expect(viewA.evidenceBindings?.proposalCommitment.value).not.toBe(
+      viewB.evidenceBindings?.proposalCommitment.value,
+    );
+  });
+
+  it('are rejected like input when they are not canonical JSON', async () => {
+    const { guard, refund, tenant, store } = createHarness();
+    const result = await guard.prepare(refund, {
+      tenant,
+      input: refundArgs(),
+      principal: 'p',
+      facts: { ratio: 0.5 },
+    });
+    expect(result).toMatchObject({ outcome: 'rejected', reasonCode: 'canonical_json_invalid' });
+    expect(result.issues?.[0]?.path).toBe('facts');
+    expect(await store.getProposal(tenant, result.proposal)).toBeUndefined();
+  });
+
+  it('are refreshed by resolve on drift, and the fresh proposal is decided on the new facts', async () => {
+    const { guard, tenant, provider } = createHarness();
+    const { refundAction } = await import('../../test/support/guard-harness.js');
+    const refund = refundAction(provider, {
+      policy: (input, context) =>
+        Math.round(Number(input.amount) * 100) <=
+        (context.facts as { eligibleMinor: number }).eligibleMinor
+          ? { decision: 'allow', reason: 'within_eligible_amount' }
+          : { decision: 'block', reason: 'exceeds_eligible_amount' },
+      resolve: async () => ({
+        kind: 'drifted',
+        reason: 'order_refunded_elsewhere',
+        facts: { eligibleMinor: 0 },
+      }),
+    });
+    const prepared = await guard.prepare(refund, {
+      tenant,
+      input: refundArgs(),
+      principal: 'p',
+      facts: { eligibleMinor: 5_000 },
+    });
+    const executed = await guard.execute(refund, { tenant, proposal: prepared.proposal });
+    expect(executed).toMatchObject({ outcome: 'stale', status: 'stale' });
+    const fresh = await guard.read(refund, {
+      tenant,
+      proposal: executed.freshProposal!,
+      reader: 'p',
+    });
+    expect(fresh).toMatchObject({
+      status: 'blocked',
+      reasonCode: 'exceeds_eligible_amount',
+      facts: { eligibleMinor: 0 },
+    });
+    expect(provider.calls.execute).toBe(0);
+  });
+});

@@ -139,6 +139,8 @@ export interface ProposalView extends GuardResult {
   readonly expiresAt: string;
   /** The validated input; absent once erased. */
   readonly input?: JsonValue;
+  /** The facts the policy decided on (null if none); absent once erased. */
+  readonly facts?: JsonValue;
   /** What evidence must bind; pass to `buildAuthorityEvidence`. Absent once erased. */
   readonly evidenceBindings?: EvidenceBindings;
   readonly authority: {
@@ -158,6 +160,11 @@ export interface PrepareOptions {
   /** Who (or which service) proposes, on whose behalf the agent acts. */
   readonly principal: string;
   readonly agent?: string;
+  /**
+   * Facts the host read for this decision (e.g. an order's eligible refund amount), passed to the
+   * policy and committed with the input. Must be canonical JSON (no floats). @default null
+   */
+  readonly facts?: unknown;
   /** @default 'commit' */
   readonly mode?: 'commit' | 'dry_run';
 }
@@ -486,6 +493,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       | 'expiresAtMs'
     >,
     input: JsonValue,
+    facts: JsonValue,
   ): JsonValue => ({
     tenant: record.tenant,
     proposal: record.proposal,
@@ -495,13 +503,14 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     agent: record.agent,
     expiresAtMs: record.expiresAtMs,
     input,
+    facts,
   });
 
   /** Decrypts the snapshot and checks it still matches the commitment (execution boundary). */
   const openSnapshot = <A extends ActionDefinition>(
     action: A,
     record: ProposalRecord,
-  ): { input: ActionInput<A>; preview: JsonValue | undefined } => {
+  ): { input: ActionInput<A>; preview: JsonValue | undefined; facts: JsonValue } => {
     if (record.snapshot === null) {
       throw new StoreInvariantError(
         'snapshot_missing',
@@ -513,13 +522,13 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       record.snapshot,
       snapshotAad(record.tenant, record.proposal),
     );
-    const body = opened as { input?: JsonValue; preview?: JsonValue };
+    const body = opened as { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
     if (
       body.input === undefined ||
       !verifyCommitment(
         keyRing,
         'sideguard/proposal/v1',
-        commitmentPayload(record, body.input),
+        commitmentPayload(record, body.input, body.facts ?? null),
         record.commitment,
       )
     ) {
@@ -535,7 +544,11 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         `Proposal ${record.proposal} no longer satisfies ${action.typeName}'s contract`,
       );
     }
-    return { input: parsed.data as ActionInput<A>, preview: body.preview };
+    return {
+      input: parsed.data as ActionInput<A>,
+      preview: body.preview,
+      facts: body.facts ?? null,
+    };
   };
 
   const contextOf = (record: ProposalRecord): ExecuteContext => ({
@@ -611,7 +624,25 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         'canonical_json_invalid',
       );
     }
-    if (new TextEncoder().encode(canonicalInput).byteLength > MAX_INPUT_BYTES) {
+    let facts: JsonValue = null;
+    if (options.facts !== undefined && options.facts !== null) {
+      try {
+        facts = JSON.parse(canonicalize(options.facts)) as JsonValue;
+      } catch (error) {
+        return reject(
+          [
+            {
+              path: 'facts',
+              code: 'canonical_json_invalid',
+              message: shortText(error instanceof Error ? error.message : String(error)),
+            },
+          ],
+          'canonical_json_invalid',
+        );
+      }
+    }
+    const factsJson = facts === null ? '' : canonicalize(facts);
+    if (new TextEncoder().encode(canonicalInput + factsJson).byteLength > MAX_INPUT_BYTES) {
       return reject(
         [
           {
@@ -627,7 +658,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     const effectScope = `${typeName}#${semanticEffectKey}`;
     let verdict: { decision: string; reason: string };
     try {
-      verdict = action.config.policy(input, { tenant, principal, agent, mode });
+      verdict = action.config.policy(input, { tenant, principal, agent, mode, facts });
     } catch (error) {
       throw new SideguardError(
         'policy_failed',
@@ -733,11 +764,15 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       commitment: computeCommitment(
         keyRing,
         'sideguard/proposal/v1',
-        commitmentPayload(base, inputJson),
+        commitmentPayload(base, inputJson, facts),
       ),
       snapshot: sealEnvelope(
         keyRing,
-        { input: inputJson, ...(preview === undefined ? {} : { preview }) },
+        {
+          input: inputJson,
+          ...(facts === null ? {} : { facts }),
+          ...(preview === undefined ? {} : { preview }),
+        },
         snapshotAad(tenant, proposal),
         randomBytes,
       ),
@@ -757,7 +792,11 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         protectedFields: [...action.protectedFields],
         ...(link ? { supersedes: link.supersedes } : {}),
       }),
-      draft('policy_decided', proposal, typeName, { decision, reasonCode }),
+      draft('policy_decided', proposal, typeName, {
+        decision,
+        reasonCode,
+        ...(facts === null ? {} : { factsDigest: sha256Hex(factsJson) }),
+      }),
       draft(
         'idempotency_decided',
         proposal,
@@ -1101,7 +1140,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       if (record.status !== 'authorized') return resultOf(record);
       const now = clock.now();
       if (now >= record.expiresAtMs) return expire(action, record);
-      const { input } = openSnapshot(action, record);
+      const { input, facts } = openSnapshot(action, record);
 
       if (record.policy.decision === 'require_approval') {
         const rule = action.approval;
@@ -1182,6 +1221,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
             {
               tenant: record.tenant,
               input: resolved.input ?? input,
+              facts: resolved.facts ?? facts,
               principal: record.principal,
               ...(record.agent === null ? {} : { agent: record.agent }),
             },
@@ -1787,6 +1827,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         ? {}
         : {
             input: opened.input as JsonValue,
+            facts: opened.facts,
             ...(opened.preview === undefined ? {} : { preview: opened.preview }),
             evidenceBindings: {
               tenant: record.tenant,
