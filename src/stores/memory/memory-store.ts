@@ -1,0 +1,187 @@
+/**
+ * The in-memory store: the reference adapter of the store interface, for tests, examples and
+ * single-process experiments. Nothing survives the process.
+ */
+import { StoreInvariantError } from '../../core/errors.js';
+import { type LedgerEvent, type LedgerHead, sealLedgerEvents } from '../../core/ledger.js';
+import type {
+  AuthorityEvidenceRecord,
+  DueQuery,
+  EffectClaim,
+  GuardStore,
+  LedgerQuery,
+  ProposalRecord,
+  StoreCommit,
+  StoreCommitResult,
+} from '../../core/store.js';
+import { assertCommitShape, checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
+import { firstDuplicateEvidence } from '../store-codec.js';
+
+/**
+ * Orders strings by Unicode code point, as SQLite (BINARY) and PostgreSQL (`COLLATE "C"`) order
+ * UTF-8 text, so every adapter breaks ties the same way.
+ */
+function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0;
+  const left = [...a];
+  const right = [...b];
+  const length = Math.min(left.length, right.length);
+  for (let index = 0; index < length; index += 1) {
+    const difference = (left[index]?.codePointAt(0) ?? 0) - (right[index]?.codePointAt(0) ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return left.length - right.length;
+}
+
+interface TenantState {
+  readonly proposals: Map<string, ProposalRecord>;
+  readonly claims: Map<string, EffectClaim>;
+  readonly evidence: Map<string, AuthorityEvidenceRecord[]>;
+  ledger: LedgerEvent[];
+  head: LedgerHead | undefined;
+  checkpoint: LedgerHead | undefined;
+}
+
+/** Creates an empty in-memory store. Commits are applied atomically (no await inside). */
+export function createMemoryStore(): GuardStore {
+  const tenants = new Map<string, TenantState>();
+  let closed = false;
+
+  const tenantState = (tenant: string): TenantState => {
+    if (closed) throw new StoreInvariantError('store_closed', 'The memory store is closed');
+    let state = tenants.get(tenant);
+    if (state === undefined) {
+      state = {
+        proposals: new Map(),
+        claims: new Map(),
+        evidence: new Map(),
+        ledger: [],
+        head: undefined,
+        checkpoint: undefined,
+      };
+      tenants.set(tenant, state);
+    }
+    return state;
+  };
+
+  return {
+    kind: 'memory',
+
+    async commit(write: StoreCommit): Promise<StoreCommitResult> {
+      assertCommitShape(write);
+      const state = tenantState(write.tenant);
+      const target = write.proposal?.record.proposal;
+      const refused = checkProposalWrite(
+        write,
+        target === undefined ? undefined : state.proposals.get(target),
+      );
+      if (refused !== undefined) return refused;
+      if (write.claim !== undefined) {
+        const existing = state.claims.get(write.claim.effectScope);
+        const owner = existing === undefined ? undefined : state.proposals.get(existing.proposal);
+        const claimRefused = checkEffectClaim(write.claim.proposal, existing, owner?.status);
+        if (claimRefused !== undefined) return claimRefused;
+      }
+      const duplicate = firstDuplicateEvidence(write.evidence ?? [], (evidence) =>
+        (state.evidence.get(evidence.proposal) ?? []).some(
+          (stored) => stored.evidenceDigest === evidence.evidenceDigest,
+        ),
+      );
+      if (duplicate !== undefined) return { kind: 'evidence_duplicate', evidenceDigest: duplicate };
+      // Everything checked: apply. No await below, so the commit is atomic.
+      const events = sealLedgerEvents(write.tenant, state.head, write.events);
+      if (write.proposal !== undefined) {
+        state.proposals.set(write.proposal.record.proposal, structuredClone(write.proposal.record));
+      }
+      if (write.claim !== undefined) {
+        state.claims.set(write.claim.effectScope, {
+          tenant: write.tenant,
+          effectScope: write.claim.effectScope,
+          proposal: write.claim.proposal,
+          claimedAtMs: write.claim.atMs,
+        });
+      }
+      for (const evidence of write.evidence ?? []) {
+        const stored = state.evidence.get(evidence.proposal) ?? [];
+        stored.push(structuredClone(evidence));
+        state.evidence.set(evidence.proposal, stored);
+      }
+      state.ledger.push(...events);
+      const last = events.at(-1);
+      if (last !== undefined) state.head = { sequence: last.sequence, hash: last.hash };
+      return { kind: 'committed', events };
+    },
+
+    async getProposal(tenant, proposal) {
+      const record = tenantState(tenant).proposals.get(proposal);
+      return record === undefined ? undefined : structuredClone(record);
+    },
+
+    async listProposalsByEffect(tenant, effectScope, limit = 50) {
+      return [...tenantState(tenant).proposals.values()]
+        .filter((record) => record.effectScope === effectScope)
+        .sort((a, b) => b.createdAtMs - a.createdAtMs || compareCodePoints(b.proposal, a.proposal))
+        .slice(0, limit)
+        .map((record) => structuredClone(record));
+    },
+
+    async getEffectClaim(tenant, effectScope) {
+      const claim = tenantState(tenant).claims.get(effectScope);
+      return claim === undefined ? undefined : { ...claim };
+    },
+
+    async listEvidence(tenant, proposal) {
+      return structuredClone(tenantState(tenant).evidence.get(proposal) ?? []);
+    },
+
+    async listDue(query: DueQuery) {
+      const statuses = new Set(query.statuses);
+      return [...tenantState(query.tenant).proposals.values()]
+        .filter(
+          (record) =>
+            statuses.has(record.status) &&
+            record.dueAtMs !== null &&
+            record.dueAtMs <= query.dueAtOrBeforeMs,
+        )
+        .sort(
+          (a, b) =>
+            (a.dueAtMs ?? 0) - (b.dueAtMs ?? 0) || compareCodePoints(a.proposal, b.proposal),
+        )
+        .slice(0, query.limit ?? 100)
+        .map((record) => structuredClone(record));
+    },
+
+    async readLedger(query: LedgerQuery) {
+      const after = query.afterSequence ?? 0;
+      const events = tenantState(query.tenant).ledger.filter(
+        (event) =>
+          event.sequence > after &&
+          (query.proposal === undefined || event.proposal === query.proposal),
+      );
+      return structuredClone(query.limit === undefined ? events : events.slice(0, query.limit));
+    },
+
+    async ledgerHead(tenant) {
+      const state = tenantState(tenant);
+      return state.head === undefined ? undefined : { ...state.head };
+    },
+
+    async truncateLedger(tenant, throughSequence) {
+      const state = tenantState(tenant);
+      const removed = state.ledger.filter((event) => event.sequence <= throughSequence);
+      const last = removed.at(-1);
+      if (last === undefined) return;
+      state.ledger = state.ledger.filter((event) => event.sequence > throughSequence);
+      state.checkpoint = { sequence: last.sequence, hash: last.hash };
+    },
+
+    async ledgerCheckpoint(tenant) {
+      const state = tenantState(tenant);
+      return state.checkpoint === undefined ? undefined : { ...state.checkpoint };
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * `sideguard/postgres`: the store for many processes or machines sharing one PostgreSQL database.
+ */
+
+export { StoreUnavailableCode, StoreUnavailableError } from '../store-errors.js';
+export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
+export {
+  createPostgresStore,
+  type PostgresStore,
+  type PostgresStoreConfig,
+} from './postgres-store.js';

@@ -1,0 +1,127 @@
+/**
+ * The SQLite store's schema, as numbered migrations recorded in `sideguard_schema_migrations`.
+ * Opening a file whose recorded version is newer than this code knows is refused.
+ */
+import type Database from 'better-sqlite3';
+import { ConfigurationError } from '../../core/errors.js';
+
+/** One schema step. Versions are consecutive from 1 and never edited once released. */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Every migration, oldest first. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'proposals, effect claims, evidence, ledger',
+    sql: `
+      CREATE TABLE proposals (
+        tenant TEXT NOT NULL,
+        proposal TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        effect_scope TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        due_at_ms INTEGER,
+        record TEXT NOT NULL,
+        PRIMARY KEY (tenant, proposal)
+      ) WITHOUT ROWID;
+      CREATE INDEX proposals_by_effect
+        ON proposals (tenant, effect_scope, created_at_ms DESC, proposal DESC);
+      CREATE INDEX proposals_by_due
+        ON proposals (tenant, due_at_ms, proposal) WHERE due_at_ms IS NOT NULL;
+
+      CREATE TABLE effect_claims (
+        tenant TEXT NOT NULL,
+        effect_scope TEXT NOT NULL,
+        proposal TEXT NOT NULL,
+        claimed_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (tenant, effect_scope)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE authority_evidence (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant TEXT NOT NULL,
+        proposal TEXT NOT NULL,
+        evidence_digest TEXT NOT NULL,
+        record TEXT NOT NULL,
+        UNIQUE (tenant, proposal, evidence_digest)
+      );
+
+      CREATE TABLE ledger_events (
+        tenant TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        proposal TEXT,
+        hash TEXT NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (tenant, sequence)
+      ) WITHOUT ROWID;
+      CREATE INDEX ledger_events_by_proposal ON ledger_events (tenant, proposal, sequence);
+
+      CREATE TABLE ledger_heads (
+        tenant TEXT PRIMARY KEY,
+        sequence INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        checkpoint_sequence INTEGER,
+        checkpoint_hash TEXT
+      ) WITHOUT ROWID;
+    `,
+  },
+];
+
+/** The schema version this code writes and reads. */
+export const SQLITE_SCHEMA_VERSION: number = SQLITE_MIGRATIONS.length;
+
+const MIGRATIONS_TABLE = 'sideguard_schema_migrations';
+
+function storedVersion(db: Database.Database): number | undefined {
+  const table = db
+    .prepare(`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ?`)
+    .get(MIGRATIONS_TABLE);
+  if (table === undefined) return undefined;
+  const row = db.prepare(`SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`).get() as {
+    version: number | null;
+  };
+  return row.version ?? 0;
+}
+
+function refuseNewer(path: string, version: number): never {
+  throw new ConfigurationError(
+    'store_schema_newer',
+    `SQLite database ${path} has schema version ${version}, but this version of Sideguard supports up to ${SQLITE_SCHEMA_VERSION}. Upgrade sideguard to open it; the file was left untouched.`,
+    { data: { path, storedVersion: version, supportedVersion: SQLITE_SCHEMA_VERSION } },
+  );
+}
+
+/**
+ * Brings the schema up to {@link SQLITE_SCHEMA_VERSION} inside one immediate transaction, so
+ * several processes opening the same file at once migrate it exactly once.
+ * @throws ConfigurationError `store_schema_newer` when the file was written by a newer schema.
+ */
+export function migrateSqlite(db: Database.Database, path: string, nowMs: number): void {
+  const before = storedVersion(db);
+  if (before !== undefined && before > SQLITE_SCHEMA_VERSION) refuseNewer(path, before);
+  if (before === SQLITE_SCHEMA_VERSION) return;
+  db.transaction(() => {
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
+         version INTEGER PRIMARY KEY,
+         name TEXT NOT NULL,
+         applied_at_ms INTEGER NOT NULL
+       )`,
+    );
+    const current = storedVersion(db) ?? 0;
+    if (current > SQLITE_SCHEMA_VERSION) refuseNewer(path, current);
+    const record = db.prepare(
+      `INSERT INTO ${MIGRATIONS_TABLE} (version, name, applied_at_ms) VALUES (?, ?, ?)`,
+    );
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, nowMs);
+    }
+  }).immediate();
+}

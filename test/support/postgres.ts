@@ -1,0 +1,76 @@
+/**
+ * PostgreSQL for tests: finds a database that answers (or explains why PG suites skip, or fails
+ * when `SIDEGUARD_REQUIRE_POSTGRES=1`), and gives each test run its own schema.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { redactConnectionString } from '../../src/stores/postgres/postgres-store.js';
+
+const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
+let probed: Promise<string | undefined> | undefined;
+
+async function probe(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The URL of a PostgreSQL that answers: `DATABASE_URL`, default
+ * `postgres://postgres@127.0.0.1:5432/test`. Undefined (with one printed line) when none does;
+ * throws instead when `SIDEGUARD_REQUIRE_POSTGRES=1`.
+ */
+export function postgresTestUrl(): Promise<string | undefined> {
+  probed ??= (async () => {
+    const url = process.env.DATABASE_URL ?? DEFAULT_URL;
+    const failure = await probe(url);
+    if (failure === undefined) return url;
+    const where = redactConnectionString(url);
+    if (process.env.SIDEGUARD_REQUIRE_POSTGRES === '1') {
+      throw new Error(
+        `PostgreSQL is required (SIDEGUARD_REQUIRE_POSTGRES=1) but ${where} does not answer: ${failure}. Start it (pg_ctlcluster --skip-systemctl-redirect <version> main start) or set DATABASE_URL.`,
+      );
+    }
+    console.log(
+      `PostgreSQL suites skipped: ${where} does not answer (${failure}); set DATABASE_URL or start PostgreSQL.`,
+    );
+    return undefined;
+  })();
+  return probed;
+}
+
+/** A schema that exists for one test run only. */
+export interface TestSchema {
+  readonly url: string;
+  /** Unique per run, e.g. `sg_test_1a2b3c4d5e6f`. */
+  readonly schema: string;
+  /** Drops the schema and everything in it. */
+  drop(): Promise<void>;
+}
+
+/** Reserves a fresh, uniquely named schema (created by the store's migrations on first use). */
+export function freshTestSchema(url: string, label = 'test'): TestSchema {
+  const schema = `sg_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(6).toString('hex')}`;
+  return {
+    url,
+    schema,
+    async drop() {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
