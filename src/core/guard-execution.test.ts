@@ -244,11 +244,7 @@ describe('unknown outcomes and verification', () => {
     const resolved = await guard.reconcile(refund, { tenant, proposal: result.proposal });
     expect(resolved).toMatchObject({ outcome: 'resend_allowed', status: 'authorized' });
     const resent = await guard.execute(refund, { tenant, proposal: result.proposal });
-    expect(resent.outcome).toBe('verification_pending');
-    clock.advance(2_000);
-    expect((await guard.reconcile(refund, { tenant, proposal: result.proposal })).outcome).toBe(
-      'verified',
-    );
+    expect(resent.outcome).toBe('verified');
     expect(provider.calls.execute).toBe(2);
     expect(provider.keysSeen[0]).not.toBe(provider.keysSeen[1]);
     expect(provider.writes.size).toBe(1);
@@ -256,6 +252,14 @@ describe('unknown outcomes and verification', () => {
       (e) => e.type,
     );
     expect(types).toContain('resend_allowed');
+  });
+
+  it('confirms an accepted write at once even with a settling window (the window only delays trusting absence)', async () => {
+    const { guard, provider, tenant } = createHarness();
+    const refund = refundAction(provider, { verificationDelayMs: 60_000 });
+    const result = await guard.run(refund, { tenant, input: refundArgs(), principal });
+    expect(result).toMatchObject({ outcome: 'verified', status: 'verified', revision: 3 });
+    expect(provider.calls.verify).toBe(1);
   });
 
   it('does not resend after a final absence when the action did not declare resends safe', async () => {

@@ -1346,43 +1346,29 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         const events: LedgerEventDraft[] = [
           draft('committed', id, type, { receipt: receiptData(outcome.receipt) }),
         ];
-        if (action.verificationDelayMs === 0) {
-          const verified = await callVerify(action, input, { ...claimed, receipts }, 1);
-          events.push(draft('verification_observed', id, type, verificationData(verified, 1)));
-          if (verified.kind === 'present') {
-            const next = successor(claimed, {
-              status: 'verified',
-              reasonCode: 'provider_confirmed',
-              lease: null,
-              verificationAttempts: 1,
-              receipts: addReceipt(receipts, verified.receipt),
-            });
-            stampLast(events, next);
-            return recordLeased(action, claimed, next, events, {
-              receipt: receiptData(outcome.receipt),
-            });
-          }
-          const next = successor(
-            claimed,
-            {
-              status: 'verification_pending',
-              reasonCode: 'provider_not_yet_confirmed',
-              lease: null,
-              verificationAttempts: 1,
-              receipts,
-            },
-            now,
-          );
-          stampLast(events, next);
-          return recordLeased(action, claimed, next, events, {
-            receipt: receiptData(outcome.receipt),
-          });
-        }
-        const next = successor(
-          claimed,
-          { status: 'verification_pending', reasonCode: 'accepted', lease: null, receipts },
-          settleAtMs,
-        );
+        // Confirm a presence at once: the settling window only delays trusting an absence.
+        const verified = await callVerify(action, input, { ...claimed, receipts }, 1);
+        events.push(draft('verification_observed', id, type, verificationData(verified, 1)));
+        const next =
+          verified.kind === 'present'
+            ? successor(claimed, {
+                status: 'verified',
+                reasonCode: 'provider_confirmed',
+                lease: null,
+                verificationAttempts: 1,
+                receipts: addReceipt(receipts, verified.receipt),
+              })
+            : successor(
+                claimed,
+                {
+                  status: 'verification_pending',
+                  reasonCode: 'provider_not_yet_confirmed',
+                  lease: null,
+                  verificationAttempts: 1,
+                  receipts,
+                },
+                settleAtMs,
+              );
         stampLast(events, next);
         return recordLeased(action, claimed, next, events, {
           receipt: receiptData(outcome.receipt),
@@ -1462,10 +1448,11 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         }
         stampLast(events, next);
         const recorded = await recordLeased(action, claimed, next, events, { items: itemsData });
-        if (
-          (recorded.status === 'verification_pending' || recorded.status === 'failed_unknown') &&
-          action.verificationDelayMs === 0
-        ) {
+        // All steps committed: confirm at once, as for an accepted write.
+        if (recorded.status === 'verification_pending') {
+          return verifyStep(action, await reload(claimed), true);
+        }
+        if (recorded.status === 'failed_unknown' && action.verificationDelayMs === 0) {
           return verifyStep(action, await reload(claimed), false);
         }
         return recorded;
