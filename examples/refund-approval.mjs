@@ -34,7 +34,7 @@ const refund = defineAction({
   approval: approvals.mOfN(2, ['finance-ana', 'finance-ben', 'finance-cai']),
   preview: (input) => `Refund ${input.amount} ${input.currency} on order ${input.orderId}`,
   // The guard hands you an idempotency key derived from the effect: pass it to the provider.
-  execute: async (input, { providerIdempotencyKey }) => {
+  execute: async (_input, { providerIdempotencyKey }) => {
     provider.calls += 1;
     if (!provider.refunds.has(providerIdempotencyKey)) {
       provider.refunds.set(providerIdempotencyKey, `re_${provider.refunds.size + 1}`);
@@ -45,7 +45,7 @@ const refund = defineAction({
     };
   },
   // After an unknown outcome the guard asks the provider instead of resending blindly.
-  verify: async (input, { providerIdempotencyKey }) => {
+  verify: async (_input, { providerIdempotencyKey }) => {
     const id = provider.refunds.get(providerIdempotencyKey);
     return id
       ? { kind: 'present', receipt: { id, provider: 'payments' } }
