@@ -1,0 +1,153 @@
+/**
+ * `sideguard sandbox serve` as a user runs it (the built CLI): banner, a working data plane,
+ * the token source, clean shutdown on SIGTERM, and one-line errors.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SandboxControlClient } from 'sideguard/sandbox';
+import { describe, expect, it } from 'vitest';
+import { call, keys, tempDir } from './sandbox-helpers.js';
+
+const cli = join(process.cwd(), 'dist', 'cli', 'main.js');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const output = () => ({ stdout, stderr });
+  const waitFor = async (text: string, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!stdout.includes(text)) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`CLI did not print ${JSON.stringify(text)}: ${stdout}${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { child, exited, output, waitFor };
+}
+
+describe('sideguard sandbox serve', () => {
+  it('prints the URLs, the token source and a curl example, serves, and stops cleanly on SIGTERM', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const tokenFile = join(dir, 'token');
+      await writeFile(tokenFile, 'cli-test-token-0123456789\n');
+      const state = join(dir, 'state');
+      const serve = run([
+        'sandbox',
+        'serve',
+        '--state-dir',
+        state,
+        '--port',
+        '0',
+        '--control-port',
+        '0',
+        '--token-file',
+        tokenFile,
+        '--seed',
+        '3',
+      ]);
+      await serve.waitFor('stop with Ctrl-C');
+      const { stdout } = serve.output();
+      const dataUrl = /data plane:\s+(\S+)/.exec(stdout)?.[1] ?? '';
+      const controlUrl = /control plane:\s+(\S+)/.exec(stdout)?.[1] ?? '';
+      expect(stdout).toContain(`control token: from ${tokenFile}`);
+      expect(stdout).not.toContain('cli-test-token');
+      expect(stdout).toContain(
+        `try: curl -s '${dataUrl}/v1/refunds?limit=3' -H 'Authorization: Bearer sk_test_sideguard_agent'`,
+      );
+      const listed = await call(dataUrl, 'GET', '/v1/refunds?limit=3', {
+        key: keys.paymentsWriter,
+      });
+      expect(listed.status).toBe(200);
+      expect(
+        (
+          await new SandboxControlClient({
+            url: controlUrl,
+            token: 'cli-test-token-0123456789',
+          }).health()
+        ).seed,
+      ).toBe(3);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      expect(existsSync(join(state, 'sandbox.lock'))).toBe(false);
+      expect(existsSync(join(state, 'state.json'))).toBe(true);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('prints a generated token once and ignores idempotency keys when asked', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const serve = run(
+        [
+          'sandbox',
+          'serve',
+          '--state-dir',
+          dir,
+          '--port',
+          '0',
+          '--control-port',
+          '0',
+          '--ignore-idempotency',
+          'payments',
+        ],
+        {
+          SIDEGUARD_SANDBOX_TOKEN: '',
+        },
+      );
+      await serve.waitFor('stop with Ctrl-C');
+      const token = /generated, shown once: (\S+)/.exec(serve.output().stdout)?.[1] ?? '';
+      const controlUrl = /control plane:\s+(\S+)/.exec(serve.output().stdout)?.[1] ?? '';
+      expect(
+        (await new SandboxControlClient({ url: controlUrl, token }).health()).idempotency,
+      ).toEqual({ payments: 'ignore' });
+      serve.child.kill('SIGINT');
+      expect(await serve.exited).toBe(0);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('fails with one clear line and a non-zero exit on a bad fault plan', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const plan = join(dir, 'plan.json');
+      await writeFile(
+        plan,
+        JSON.stringify({
+          version: 1,
+          rules: [
+            {
+              provider: 'payments',
+              operation: 'create_refund',
+              fault: { kind: 'latency', latencyMs: -1 },
+            },
+          ],
+        }),
+      );
+      const serve = run(['sandbox', 'serve', '--state-dir', dir, '--port', '0', '--faults', plan]);
+      expect(await serve.exited).toBe(1);
+      const lines = serve.output().stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^sideguard sandbox: Invalid fault plan .*plan\.json: rules\[0\]\.fault\.latencyMs: /,
+      );
+    } finally {
+      await cleanup();
+    }
+  });
+});
