@@ -4,9 +4,11 @@
  * prints results; every decision lives in the library.
  */
 import { Command } from 'commander';
-import { CliError } from './cli-errors.js';
+import { SideguardError } from '../core/errors.js';
+import { CliError, ExitCode } from './cli-errors.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
+import { registerVerifyCommands } from './verify-commands.js';
 
 const program = new Command();
 program
@@ -14,11 +16,17 @@ program
   .description('Make AI agents’ side effects happen at most once, with authority and evidence.')
   .showHelpAfterError('(run `sideguard --help` for usage)');
 
+registerVerifyCommands(program);
 registerLedgerCommand(program);
 registerSandboxCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`sideguard: ${message}\n`);
-  process.exitCode = error instanceof CliError ? error.exitCode : 1;
+  process.exitCode =
+    error instanceof CliError
+      ? error.exitCode
+      : error instanceof SideguardError && error.code === 'verifier_input_invalid'
+        ? ExitCode.usage
+        : 1;
 });
