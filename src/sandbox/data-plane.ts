@@ -118,9 +118,12 @@ async function handle(
     effectKey: null,
     receiptId: null,
   };
+  const epoch = runtime.epoch;
+  /** A reset happened while this request was in flight: it belongs to the old world. */
+  const outlivedReset = (): boolean => runtime.epoch !== epoch;
   let recorded = false;
   const record = (delivery: ResponseDelivery, status: number | null): void => {
-    if (recorded) return;
+    if (recorded || outlivedReset()) return;
     recorded = true;
     runtime.log.recordRequest({
       sequence,
@@ -252,6 +255,7 @@ async function handle(
   const fault: FaultSpec | null = decision.fault;
   observation.fault = fault?.kind ?? null;
   const trace = (delivery: ResponseDelivery, status: number | null): void => {
+    if (outlivedReset()) return;
     runtime.log.recordTrace({
       sequence,
       requestId,
@@ -342,6 +346,10 @@ async function handle(
   let answer: ProviderResponse;
   try {
     if (fault?.kind === 'latency') await runtime.sleep(fault.latencyMs);
+    if (outlivedReset()) {
+      request.socket.destroy();
+      return;
+    }
     if (fault?.kind === 'hold') {
       const held = runtime.hold({
         requestId,

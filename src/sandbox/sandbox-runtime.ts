@@ -198,19 +198,36 @@ export class SandboxRuntime {
     return holds.length;
   }
 
-  /** Waits `delayMs` (a latency or hang fault); cancelled timers resolve at close. */
+  /**
+   * Counts resets. A request remembers the epoch it arrived in; once a reset moved past it, the
+   * request neither executes nor appears in the new observations (it belongs to the old world).
+   */
+  get epoch(): number {
+    return this.resetEpoch;
+  }
+  private resetEpoch = 0;
+  private readonly sleepers = new Set<() => void>();
+
+  /** Waits `delayMs` (a latency or hang fault); ends early at reset, and at close. */
   sleep(delayMs: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const wake = () => {
+        clearTimeout(timer);
         this.timers.delete(timer);
+        this.sleepers.delete(wake);
         resolve();
-      }, delayMs);
+      };
+      const timer = setTimeout(wake, delayMs);
       this.timers.add(timer);
+      this.sleepers.add(wake);
     });
   }
 
   /** Returns state to the seed, clears observations, idempotency in-flight marks and holds. */
   async reset(initialPlan: FaultPlan | null): Promise<void> {
+    this.resetEpoch += 1;
+    // Hung and delayed requests of the old world end now (their connections are dropped).
+    for (const wake of [...this.sleepers]) wake();
     for (const held of [...this.held.values()]) held.finish('aborted');
     this.log.clear();
     this.requestSequence = 0;
