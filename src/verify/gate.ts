@@ -113,6 +113,13 @@ export async function writeIndexHtml(outputDir: string): Promise<string> {
   } catch {
     summary = undefined;
   }
+  // Keep the gate's order (the first five scenarios first); others follow by name.
+  const order = new Map(summary?.scenarios.map((entry, index) => [entry.scenario, index]) ?? []);
+  reports.sort(
+    (a, b) =>
+      (order.get(a.scenario) ?? Number.MAX_SAFE_INTEGER) -
+        (order.get(b.scenario) ?? Number.MAX_SAFE_INTEGER) || (a.scenario < b.scenario ? -1 : 1),
+  );
   const file = join(directory, 'index.html');
   await writeFile(file, renderIndexHtml(reports, summary));
   return file;

@@ -208,7 +208,7 @@ function renderScenarioSection(report: ScenarioReport, anchor: string, index: nu
   out.push(
     '<figure class="timeline">',
     `<div class="svg-scroll">${renderTimelineSvg(report, `tl${index + 1}`)}</div>`,
-    '<figcaption>Guard ledger above, provider sandbox below, on one shared order axis. Entries are sorted by time; entries with equal timestamps keep their given order. Columns are spaced evenly by index, not proportionally to time; the brackets under the axis group equal timestamps and give the time since the first entry. Hover a marker for its full entry.</figcaption>',
+    '<figcaption>Guard ledger above, provider sandbox below, on one shared order axis. Entries are in causal order: the ledger’s sequence, with each provider write right after the commit_started that caused it (the guard’s and the provider’s clocks are different clocks, so they are not merged by time). Columns are spaced evenly; the brackets under the axis group equal timestamps and give the time since the first entry. Hover a marker for its full entry.</figcaption>',
     '</figure>',
     '<div class="grid">',
     `<div><h3>Invariants</h3>${invariantsTable(report)}</div>`,
@@ -426,7 +426,7 @@ function renderTimelineSvg(report: ScenarioReport, id: string): string {
   const out: string[] = [
     `<svg class="tl" viewBox="0 0 ${width} ${HEIGHT}" width="${width}" height="${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc">`,
     `<title id="${id}-title">${esc(`Timeline of scenario ${report.scenario}`)}</title>`,
-    `<desc id="${id}-desc">${esc(`${ledgerCount} ledger events and ${count - ledgerCount} sandbox entries (${writeCount} writes, ${faultCount} faults), in time order; final status ${status}; scenario ${report.passed ? 'PASS' : 'FAIL'}.`)}</desc>`,
+    `<desc id="${id}-desc">${esc(`${ledgerCount} ledger events and ${count - ledgerCount} sandbox entries (${writeCount} writes, ${faultCount} faults), in causal order; final status ${status}; scenario ${report.passed ? 'PASS' : 'FAIL'}.`)}</desc>`,
     '<defs>',
     `<marker id="${id}-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z" class="connector-head"/></marker>`,
     '</defs>',
@@ -686,7 +686,7 @@ function legend(): string[] {
     `<g transform="translate(76 ${y2})"><rect class="s-write" x="-9" y="-9" width="18" height="18" rx="3"/><path class="s-write-tick" d="M-4.5 0l3 3.5l6-7"/><text x="16" y="4">write (receipt id)</text></g>`,
     `<g class="fault after-write" transform="translate(232 ${y2})"><path class="s-fault" d="M2 -11L-6 1H-1L-3 11L6 -1H1Z"/><text x="12" y="4">fault</text></g>`,
     `<g transform="translate(312 ${y2})"><path class="connector" d="M0 0H34"/><text x="42" y="4">commit_started → write it caused</text></g>`,
-    `<text class="muted" x="572" y="${y2 + 4}">x: time order, evenly spaced by index; equal timestamps keep their order</text>`,
+    `<text class="muted" x="572" y="${y2 + 4}">x: causal order (ledger sequence; writes after the commit that caused them)</text>`,
     '</g>',
   );
   return out;

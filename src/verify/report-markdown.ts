@@ -69,8 +69,10 @@ export interface SortedTimelineEntry {
 }
 
 /**
- * The timeline in time order. Entries with equal timestamps keep their given order, and an entry
- * whose time does not parse stays right after the entry it followed.
+ * The timeline in the report's causal order: the ledger's sequence, with each provider write
+ * placed right after the `commit_started` whose idempotency key it carried. It is not re-sorted
+ * by time, because the guard's clock and the provider's clock are different clocks (a verifier
+ * run even advances the guard's on purpose); times only label the axis.
  */
 export function sortTimeline(timeline: readonly TimelineEntry[]): SortedTimelineEntry[] {
   let previous = Number.NEGATIVE_INFINITY;
@@ -81,14 +83,14 @@ export function sortTimeline(timeline: readonly TimelineEntry[]): SortedTimeline
     previous = key;
     return { entry, timeMs, key, index };
   });
-  return placed.sort((a, b) => a.key - b.key || a.index - b.index);
+  return placed;
 }
 
 /**
  * Render one scenario's report as GitHub-flavoured Markdown: title with PASS/FAIL, key facts
  * (`action_status`, `external_write_count`, `duplicate_prevented`, `unsafe_action_blocked`,
  * `compensation_required`, `decision_path` as `a -> b -> c`, …), then receipts, invariants,
- * expectations, proposals, a compact timeline in time order and the artifact paths. Pure: same input, same text.
+ * expectations, proposals, a compact timeline in causal order and the artifact paths. Pure: same input, same text.
  */
 export function renderScenarioMarkdown(report: ScenarioReport): string {
   const verdict = report.passed ? 'PASS' : 'FAIL';

@@ -114,11 +114,11 @@ function lostResponseReport(): ScenarioReport {
       ledger(0, 2, 'policy_decided', 'authorized', 'allow:within_auto_limit'),
       ledger(0, 3, 'idempotency_decided', 'authorized', 'new_effect'),
       ledger(10, 4, 'commit_started', 'executing'),
+      sandbox(40, 'write:refunds.create', 're_001'),
+      sandbox(40, 'fault:drop_after_write', 'connection closed after the write'),
       ledger(5040, 5, 'commit_outcome_unknown', 'failed_unknown', 'socket closed, zero bytes'),
       ledger(5040, 6, 'verification_started', 'verification_pending'),
       ledger(7040, 7, 'verification_observed', 'verified', 'provider has re_001'),
-      sandbox(40, 'write:refunds.create', 're_001'),
-      sandbox(40, 'fault:drop_after_write', 'connection closed after the write'),
     ],
     ledger: { entries: 7, chain: 'valid', detail: '7 entries, chain intact' },
     artifacts: {
@@ -441,11 +441,21 @@ describe('renderIndexHtml', () => {
     expect(html).toContain('gate time 1.23 s');
   });
 
-  it('puts ledger events and sandbox writes on one time-ordered axis, with the fault, the connector and the final status', () => {
+  it('does not re-sort the timeline by time (guard and provider clocks differ)', () => {
+    const base = lostResponseReport();
+    const reversed = { ...base, timeline: [...base.timeline].reverse() };
+    const svg = renderIndexHtml([reversed], undefined);
+    const first = svg.indexOf('#7 verification_observed');
+    const last = svg.indexOf('#1 contract_validated');
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(last);
+  });
+
+  it('keeps the report’s causal order on one axis, with the fault, the connector and the final status', () => {
     const html = renderIndexHtml([lostResponseReport()], undefined);
     const svg = html.slice(html.indexOf('<svg'), html.indexOf('</svg>'));
 
-    // Equal timestamps keep their given order; the sandbox write (t0+40 ms) sorts before #5.
+    // The given (causal) order is kept: the write and its fault follow the commit that caused them.
     const order = [
       '#1 contract_validated',
       '#2 policy_decided',
@@ -462,7 +472,7 @@ describe('renderIndexHtml', () => {
     expect(svg.match(/class="connector" d="M[^"]*" marker-end=/g)).toHaveLength(1);
     expect(svg).toContain('final: verified');
     expect(svg).toContain('PASS ✓');
-    expect(svg).toContain('evenly spaced by index');
+    expect(svg).toContain('causal order');
     expect(svg).toContain('+5.04 s');
   });
 

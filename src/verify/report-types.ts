@@ -106,6 +106,10 @@ export interface ScenarioReport {
   readonly receipts: readonly ReportReceipt[];
   readonly invariants: readonly InvariantVerdict[];
   readonly expectations: readonly ExpectationCheck[];
+  /**
+   * In causal order: the ledger's sequence, each provider write right after the commit_started
+   * whose idempotency key it carried, other provider requests placed by time. Renderers keep it.
+   */
   readonly timeline: readonly TimelineEntry[];
   readonly ledger: {
     readonly entries: number;
