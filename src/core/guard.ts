@@ -40,7 +40,13 @@ import {
   replayProposal,
   verifyLedgerChain,
 } from './ledger.js';
-import type { GuardStore, ProposalRecord, Receipt, StoreCommitResult } from './store.js';
+import type {
+  GuardStore,
+  ProposalRecord,
+  Receipt,
+  StoreCommit,
+  StoreCommitResult,
+} from './store.js';
 import {
   EFFECT_RELEASED_STATUSES,
   type LedgerEventType,
@@ -354,6 +360,26 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     if (result.kind === 'committed') emit(result.events);
     return result;
   };
+
+  /**
+   * Compare-and-set from `current` to `next` (revision + 1, an allowed transition), with the
+   * events and optional claim or evidence that must land in the same transaction.
+   */
+  const update = (
+    current: ProposalRecord,
+    next: ProposalRecord,
+    parts: Pick<StoreCommit, 'events' | 'claim' | 'evidence'>,
+  ): Promise<StoreCommitResult> =>
+    commit({
+      tenant: current.tenant,
+      proposal: {
+        kind: 'update',
+        expectedRevision: current.revision,
+        expectedStatus: current.status,
+        record: next,
+      },
+      ...parts,
+    });
 
   const draft = (
     type: LedgerEventType,
@@ -977,14 +1003,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       reasonCode: 'proposal_expired',
       lease: null,
     });
-    const written = await commit({
-      tenant: record.tenant,
-      proposal: {
-        kind: 'update',
-        expectedRevision: record.revision,
-        expectedStatus: record.status,
-        record: next,
-      },
+    const written = await update(record, next, {
       events: [
         draft(
           'expired',
@@ -1023,14 +1042,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     events: LedgerEventDraft[],
     lateData: Record<string, JsonValue>,
   ): Promise<GuardResult> => {
-    const written = await commit({
-      tenant: held.tenant,
-      proposal: {
-        kind: 'update',
-        expectedRevision: held.revision,
-        expectedStatus: held.status,
-        record: next,
-      },
+    const written = await update(held, next, {
       events,
     });
     if (written.kind === 'committed') return resultOf(next);
@@ -1159,14 +1171,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
           const status: ProposalStatus = tally.kind === 'vetoed' ? 'denied' : 'awaiting_authority';
           const reasonCode = tally.kind === 'vetoed' ? 'rejected_by_authority' : 'authority_lapsed';
           const next = successor(record, { status, reasonCode });
-          const written = await commit({
-            tenant: record.tenant,
-            proposal: {
-              kind: 'update',
-              expectedRevision: record.revision,
-              expectedStatus: record.status,
-              record: next,
-            },
+          const written = await update(record, next, {
             events: [
               draft(
                 tally.kind === 'vetoed' ? 'denied' : 'authority_lapsed',
@@ -1194,14 +1199,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
             supersededBy: freshId,
             lease: null,
           });
-          const written = await commit({
-            tenant: record.tenant,
-            proposal: {
-              kind: 'update',
-              expectedRevision: record.revision,
-              expectedStatus: record.status,
-              record: next,
-            },
+          const written = await update(record, next, {
             events: [
               draft(
                 'drift_detected',
@@ -1234,14 +1232,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       const lease = { owner: ids.lease(), expiresAtMs: now + action.executionLeaseMs };
       const claimed = successor(record, { status: 'executing', lease, reasonCode: null });
       const providerIdempotencyKey = providerKeyOf(record);
-      const written = await commit({
-        tenant: record.tenant,
-        proposal: {
-          kind: 'update',
-          expectedRevision: record.revision,
-          expectedStatus: record.status,
-          record: claimed,
-        },
+      const written = await update(record, claimed, {
         claim: { effectScope: record.effectScope, proposal: record.proposal, atMs: now },
         events: [
           draft(
@@ -1288,14 +1279,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         reasonCode: 'semantic_effect_claimed',
         supersededBy: owner,
       });
-      const written = await commit({
-        tenant: current.tenant,
-        proposal: {
-          kind: 'update',
-          expectedRevision: current.revision,
-          expectedStatus: current.status,
-          record: next,
-        },
+      const written = await update(current, next, {
         events: [
           draft(
             'superseded',
@@ -1506,14 +1490,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         record.status === 'verification_unresolved'
           ? action.maxVerificationAttempts
           : record.verificationAttempts;
-      const taken = await commit({
-        tenant: record.tenant,
-        proposal: {
-          kind: 'update',
-          expectedRevision: record.revision,
-          expectedStatus: record.status,
-          record: leased,
-        },
+      const taken = await update(record, leased, {
         events: [
           draft(
             'verification_started',
@@ -1627,14 +1604,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
           { status: 'failed_unknown', reasonCode: 'execution_lease_expired', lease: null },
           now,
         );
-        const written = await commit({
-          tenant: record.tenant,
-          proposal: {
-            kind: 'update',
-            expectedRevision: record.revision,
-            expectedStatus: record.status,
-            record: next,
-          },
+        const written = await update(record, next, {
           events: [
             draft(
               'lease_expired',
@@ -1687,14 +1657,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       const lease = { owner: ids.lease(), expiresAtMs: now + action.executionLeaseMs };
       const leased = successor(record, { lease });
       const compensationIdempotencyKey = providerKeyOf(record, 'compensate');
-      const taken = await commit({
-        tenant: record.tenant,
-        proposal: {
-          kind: 'update',
-          expectedRevision: record.revision,
-          expectedStatus: record.status,
-          record: leased,
-        },
+      const taken = await update(record, leased, {
         events: [
           draft(
             'compensation_started',
@@ -1866,14 +1829,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       ) {
         return resultOf(record, 'conflict', { reasonCode: 'erasure_blocked_in_flight' });
       }
-      const written = await commit({
-        tenant: record.tenant,
-        proposal: {
-          kind: 'update',
-          expectedRevision: record.revision,
-          expectedStatus: record.status,
-          record: next,
-        },
+      const written = await update(record, next, {
         events: [
           draft(
             'erased',
