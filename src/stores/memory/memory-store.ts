@@ -35,6 +35,8 @@ function compareCodePoints(a: string, b: string): number {
 
 interface TenantState {
   readonly proposals: Map<string, ProposalRecord>;
+  /** effectScope → proposal ids (a proposal's effect scope never changes). */
+  readonly byEffect: Map<string, string[]>;
   readonly claims: Map<string, EffectClaim>;
   readonly evidence: Map<string, AuthorityEvidenceRecord[]>;
   ledger: LedgerEvent[];
@@ -53,6 +55,7 @@ export function createMemoryStore(): GuardStore {
     if (state === undefined) {
       state = {
         proposals: new Map(),
+        byEffect: new Map(),
         claims: new Map(),
         evidence: new Map(),
         ledger: [],
@@ -91,7 +94,13 @@ export function createMemoryStore(): GuardStore {
       // Everything checked: apply. No await below, so the commit is atomic.
       const events = sealLedgerEvents(write.tenant, state.head, write.events);
       if (write.proposal !== undefined) {
-        state.proposals.set(write.proposal.record.proposal, structuredClone(write.proposal.record));
+        const { record } = write.proposal;
+        if (write.proposal.kind === 'insert') {
+          const ids = state.byEffect.get(record.effectScope) ?? [];
+          ids.push(record.proposal);
+          state.byEffect.set(record.effectScope, ids);
+        }
+        state.proposals.set(record.proposal, structuredClone(record));
       }
       if (write.claim !== undefined) {
         state.claims.set(write.claim.effectScope, {
@@ -118,8 +127,10 @@ export function createMemoryStore(): GuardStore {
     },
 
     async listProposalsByEffect(tenant, effectScope, limit = 50) {
-      return [...tenantState(tenant).proposals.values()]
-        .filter((record) => record.effectScope === effectScope)
+      const state = tenantState(tenant);
+      return (state.byEffect.get(effectScope) ?? [])
+        .map((id) => state.proposals.get(id))
+        .filter((record): record is ProposalRecord => record !== undefined)
         .sort((a, b) => b.createdAtMs - a.createdAtMs || compareCodePoints(b.proposal, a.proposal))
         .slice(0, limit)
         .map((record) => structuredClone(record));
