@@ -49,6 +49,7 @@ import type {
 } from './store.js';
 import {
   EFFECT_RELEASED_STATUSES,
+  isAllowedTransition,
   type LedgerEventType,
   type Outcome,
   type ProposalStatus,
@@ -1804,31 +1805,17 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       if (record.status === 'erased')
         return resultOf(record, 'erased', { reasonCode: 'already_erased' });
-      const next: ProposalRecord = {
-        ...successor(record, {
-          status: 'erased',
-          reasonCode: 'erased_on_request',
-          lease: null,
-          dueAtMs: null,
-        }),
-        snapshot: null,
-      };
-      if (
-        ![
-          'awaiting_authority',
-          'authorized',
-          'denied',
-          'expired',
-          'blocked',
-          'stale',
-          'superseded',
-          'failed_known',
-          'verified',
-          'compensated',
-        ].includes(record.status)
-      ) {
+      // In-flight proposals keep their input: verification and compensation still need it.
+      if (!isAllowedTransition(record.status, 'erased')) {
         return resultOf(record, 'conflict', { reasonCode: 'erasure_blocked_in_flight' });
       }
+      const next = successor(record, {
+        status: 'erased',
+        reasonCode: 'erased_on_request',
+        lease: null,
+        dueAtMs: null,
+        snapshot: null,
+      });
       const written = await update(record, next, {
         events: [
           draft(
