@@ -5,7 +5,9 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseFaultPlanJson } from '../sandbox/fault-plan.js';
+import { SandboxConfigError } from '../sandbox/sandbox-errors.js';
 import { type RunningSandbox, startSandbox } from '../sandbox/start-sandbox.js';
+import { CliError, ExitCode } from './cli-errors.js';
 
 interface ServeOptions {
   readonly stateDir: string;
@@ -79,7 +81,11 @@ export function registerSandboxCommand(program: Command): void {
         process.stderr.write(
           `sideguard sandbox: ${error instanceof Error ? error.message : String(error)}\n`,
         );
-        process.exitCode = 1;
+        // Bad options, files or plans are bad input (2), like every other command's.
+        process.exitCode =
+          error instanceof SandboxConfigError || error instanceof CliError
+            ? ExitCode.usage
+            : ExitCode.failed;
       }
     });
 }
@@ -134,7 +140,7 @@ async function readText(file: string, what: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    throw new Error(
+    throw new CliError(
       `Failed to read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   }

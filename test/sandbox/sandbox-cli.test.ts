@@ -140,7 +140,7 @@ describe('sideguard sandbox serve', () => {
         }),
       );
       const serve = run(['sandbox', 'serve', '--state-dir', dir, '--port', '0', '--faults', plan]);
-      expect(await serve.exited).toBe(1);
+      expect(await serve.exited).toBe(2);
       const lines = serve.output().stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
