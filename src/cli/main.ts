@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { SideguardError } from '../core/errors.js';
 import { CliError, ExitCode } from './cli-errors.js';
+import { registerKeysCommand } from './keys-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
@@ -29,6 +30,7 @@ program
 
 registerVerifyCommands(program);
 registerLedgerCommand(program);
+registerKeysCommand(program);
 registerSandboxCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
@@ -37,7 +39,8 @@ program.parseAsync(process.argv).catch((error: unknown) => {
   process.exitCode =
     error instanceof CliError
       ? error.exitCode
-      : error instanceof SideguardError && error.code === 'verifier_input_invalid'
+      : error instanceof SideguardError &&
+          (error.code === 'verifier_input_invalid' || error.code === 'key_ring_environment_invalid')
         ? ExitCode.usage
         : 1;
 });
