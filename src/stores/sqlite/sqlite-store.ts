@@ -348,10 +348,16 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
     const change = write.proposal;
     const currentRow =
       change === undefined ? undefined : statements.getProposal.get(tenant, change.record.proposal);
-    const refused = checkProposalWrite(
-      write,
-      currentRow === undefined ? undefined : toProposal(currentRow),
-    );
+    // The common case — the row is where the caller expects it — needs only the revision and
+    // status columns; the full record is decoded (and validated) only to report a conflict.
+    const expected =
+      change?.kind === 'update' &&
+      currentRow !== undefined &&
+      currentRow.revision === change.expectedRevision &&
+      currentRow.status === change.expectedStatus;
+    const refused = expected
+      ? undefined
+      : checkProposalWrite(write, currentRow === undefined ? undefined : toProposal(currentRow));
     if (refused !== undefined) return refused;
     if (write.claim !== undefined) {
       const row = statements.getClaim.get(tenant, write.claim.effectScope);
