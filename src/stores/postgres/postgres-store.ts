@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL store (`pg`), for many processes or machines sharing one database: conditional
  * updates for compare-and-set, a unique key for the effect claim, and a locked per-tenant chain
- * head for the ledger, all in one transaction per commit.
+ * head for the ledger. Commits are grouped per process: one transaction per batch, one savepoint
+ * per commit (decision 024).
  */
 import pg from 'pg';
 import { ConfigurationError, SideguardError, StoreInvariantError } from '../../core/errors.js';
@@ -56,7 +57,10 @@ export interface PostgresStore extends GuardStore {
  * the public API: only `createPostgresStoreWithHooks` accepts them.
  */
 export interface PostgresStoreHooks {
-  /** After the proposal, claim and evidence writes, right before the chain head is locked. */
+  /**
+   * Once per batch that seals events: after every commit's proposal, claim and evidence writes
+   * (the chain heads are already locked), right before the events are appended.
+   */
   readonly beforeSeal?: (client: pg.PoolClient, backendPid: number) => Promise<void>;
   /** Replaces `COMMIT` (it must send it); lets a test lose the connection around it. */
   readonly commit?: (client: pg.PoolClient) => Promise<void>;
@@ -74,6 +78,11 @@ interface EventRow {
   sequence: number;
   hash: string;
   event: string;
+}
+interface HeadRow {
+  tenant: string;
+  sequence: string;
+  hash: string;
 }
 interface EvidenceRow {
   tenant: string;
@@ -99,6 +108,35 @@ const CONNECTION_ERROR_CODES = new Set([
 /** Serialization failure and deadlock: the transaction was rolled back whole; run it again. */
 const RETRYABLE_CODES = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
+/**
+ * Most commits in one batch transaction. Each commit's savepoint that writes takes a
+ * subtransaction id, and PostgreSQL caches only 64 per backend; beyond that every snapshot on
+ * the server gets slower.
+ */
+const MAX_BATCH_COMMITS = 64;
+
+/**
+ * A SQL literal for the simple query protocol, which carries several statements in one round
+ * trip but no parameters. Numbers are quoted as pg sends parameters (`'12'`), so PostgreSQL
+ * parses and checks them against the column type exactly as before. Text with a backslash uses
+ * the `E''` form so the result does not depend on `standard_conforming_strings`.
+ */
+function literal(value: string | number | null): string {
+  if (value === null) return 'NULL';
+  const text = typeof value === 'number' ? String(value) : value;
+  if (text.includes('\u0000')) {
+    // The protocol ends a query at NUL; PostgreSQL text cannot hold it either.
+    throw new StoreInvariantError(
+      'store_commit_malformed',
+      'Refused store commit: a text value contains U+0000, which PostgreSQL cannot store',
+    );
+  }
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/** A batch found a chain head missing that it believed created; it is rolled back and rerun. */
+class HeadsMissingError extends Error {}
 
 function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -213,219 +251,214 @@ export async function createPostgresStoreWithHooks(
   };
   const toProposal = (row: ProposalRow): ProposalRecord => decodeProposal(row.record, row, where);
 
+  // Parameterised statements for the rare paths (a claim held by another proposal, a
+  // compare-and-set conflict) and for truncation; the common path is built by commitStatements.
   const sql = {
-    insertProposal: `INSERT INTO ${q}.proposals
-        (tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms, record)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, proposal) DO NOTHING`,
-    updateProposal: `UPDATE ${q}.proposals SET revision = $3, status = $4, effect_scope = $5,
-        created_at_ms = $6, due_at_ms = $7, record = $8
-      WHERE tenant = $1 AND proposal = $2 AND revision = $9 AND status = $10`,
     getProposal: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
       WHERE tenant = $1 AND proposal = $2`,
-    insertClaim: `INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
-      VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, effect_scope) DO NOTHING`,
     lockClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
       WHERE tenant = $1 AND effect_scope = $2 FOR UPDATE`,
     passClaim: `UPDATE ${q}.effect_claims SET proposal = $3, claimed_at_ms = $4
       WHERE tenant = $1 AND effect_scope = $2`,
     ownerStatus: `SELECT status FROM ${q}.proposals WHERE tenant = $1 AND proposal = $2`,
-    storedEvidence: `SELECT proposal, evidence_digest FROM ${q}.authority_evidence
-      WHERE tenant = $1 AND proposal = ANY($2::text[]) AND evidence_digest = ANY($3::text[])`,
-    insertEvidence: `INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
-      VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING`,
     lockHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 FOR UPDATE`,
-    createHead: `INSERT INTO ${q}.ledger_heads (tenant, sequence, hash) VALUES ($1, 0, $2)
-      ON CONFLICT (tenant) DO NOTHING`,
-    appendEvents: `WITH appended AS (
-        INSERT INTO ${q}.ledger_events (tenant, sequence, proposal, hash, event)
-        SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[])
-      )
-      UPDATE ${q}.ledger_heads SET sequence = $6, hash = $7 WHERE tenant = $1`,
   };
 
-  /** Decides and applies one commit inside an open transaction; undefined result = committed. */
-  const applyCommit = async (
-    client: pg.PoolClient,
-    write: StoreCommit,
-  ): Promise<StoreCommitResult> => {
-    const tenant = write.tenant;
+  /** One caller's commit, waiting in the queue for the next batch. */
+  interface PendingCommit {
+    readonly write: StoreCommit;
+    /** The commit's writes as SQL with literals, one statement each (see `commitStatements`). */
+    readonly statements: readonly string[];
+    readonly resolve: (result: StoreCommitResult) => void;
+    readonly reject: (error: unknown) => void;
+  }
+  /** What one commit of a batch came to, before the batch's COMMIT decides whether it stands. */
+  type CommitOutcome =
+    | {
+        readonly kind: 'result';
+        readonly result: StoreCommitResult;
+        /** The sealed events of a committed result as `VALUES` rows for the batch's append. */
+        readonly eventRows: readonly string[];
+      }
+    | { readonly kind: 'error'; readonly error: unknown };
+
+  /**
+   * A commit's writes, built before it is queued so the batch spends no time on JSON while it
+   * holds the chain heads: the proposal write, the claim insert and one insert per evidence
+   * item, in that order, each answering with its row count.
+   */
+  const commitStatements = (write: StoreCommit): string[] => {
+    const statements: string[] = [];
+    const tenant = literal(write.tenant);
     const change = write.proposal;
     if (change !== undefined) {
       const r = change.record;
       const values = [
         tenant,
-        r.proposal,
-        r.revision,
-        r.status,
-        r.effectScope,
-        r.createdAtMs,
-        r.dueAtMs,
-        encodeJson(r),
+        literal(r.proposal),
+        literal(r.revision),
+        literal(r.status),
+        literal(r.effectScope),
+        literal(r.createdAtMs),
+        literal(r.dueAtMs),
+        literal(encodeJson(r)),
       ];
       if (change.kind === 'insert') {
-        const inserted = await client.query(sql.insertProposal, values);
-        if (inserted.rowCount !== 1) return { kind: 'proposal_exists' };
+        statements.push(`INSERT INTO ${q}.proposals
+          (tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms, record)
+          VALUES (${values.join(', ')}) ON CONFLICT (tenant, proposal) DO NOTHING`);
       } else {
         // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
         // wait, then PostgreSQL re-checks the condition on the row it committed.
-        const updated = await client.query(sql.updateProposal, [
-          ...values,
-          change.expectedRevision,
-          change.expectedStatus,
-        ]);
-        if (updated.rowCount !== 1) {
-          const current = await client.query<ProposalRow>(sql.getProposal, [tenant, r.proposal]);
-          const row = current.rows[0];
-          return {
-            kind: 'revision_conflict',
-            current: row === undefined ? undefined : toProposal(row),
-          };
-        }
+        statements.push(`UPDATE ${q}.proposals SET revision = ${values[2]}, status = ${values[3]},
+          effect_scope = ${values[4]}, created_at_ms = ${values[5]}, due_at_ms = ${values[6]},
+          record = ${values[7]}
+          WHERE tenant = ${tenant} AND proposal = ${values[1]}
+          AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}`);
       }
     }
     if (write.claim !== undefined) {
       const { effectScope, proposal, atMs } = write.claim;
-      const taken = await client.query(sql.insertClaim, [tenant, effectScope, proposal, atMs]);
-      if (taken.rowCount !== 1) {
-        const held = await client.query<{ proposal: string; claimed_at_ms: string }>(
-          sql.lockClaim,
-          [tenant, effectScope],
-        );
-        const row = held.rows[0];
-        if (row === undefined) {
-          throw new StoreInvariantError(
-            'assertion_failed',
-            `Assertion failed: effect claim ${effectScope} vanished in ${where}`,
-          );
-        }
-        const owner =
-          row.proposal === proposal
-            ? undefined
-            : (
-                await client.query<{ status: ProposalStatus }>(sql.ownerStatus, [
-                  tenant,
-                  row.proposal,
-                ])
-              ).rows[0];
-        const refused = checkEffectClaim(
-          proposal,
-          { tenant, effectScope, proposal: row.proposal, claimedAtMs: Number(row.claimed_at_ms) },
-          owner?.status,
-        );
-        if (refused !== undefined) return refused;
-        await client.query(sql.passClaim, [tenant, effectScope, proposal, atMs]);
-      }
+      statements.push(`INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
+        VALUES (${tenant}, ${literal(effectScope)}, ${literal(proposal)}, ${literal(atMs)})
+        ON CONFLICT (tenant, effect_scope) DO NOTHING`);
     }
-    const evidence = write.evidence ?? [];
-    if (evidence.length > 0) {
-      const stored = await client.query<{ proposal: string; evidence_digest: string }>(
-        sql.storedEvidence,
-        [
-          tenant,
-          evidence.map((item) => item.proposal),
-          evidence.map((item) => item.evidenceDigest),
-        ],
-      );
-      const present = new Set(
-        stored.rows.map((row) => `${row.proposal}\u0000${row.evidence_digest}`),
-      );
-      const duplicate = firstDuplicateEvidence(evidence, (item) =>
-        present.has(`${item.proposal}\u0000${item.evidenceDigest}`),
-      );
-      if (duplicate !== undefined) return { kind: 'evidence_duplicate', evidenceDigest: duplicate };
-      for (const item of evidence) {
-        const inserted = await client.query(sql.insertEvidence, [
-          tenant,
-          item.proposal,
-          item.evidenceDigest,
-          encodeJson(item),
-        ]);
-        // A concurrent commit stored the same digest after our check: it won.
-        if (inserted.rowCount !== 1) {
-          return { kind: 'evidence_duplicate', evidenceDigest: item.evidenceDigest };
-        }
-      }
+    for (const item of write.evidence ?? []) {
+      statements.push(`INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
+        VALUES (${tenant}, ${literal(item.proposal)}, ${literal(item.evidenceDigest)}, ${literal(encodeJson(item))})
+        ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING`);
     }
-    if (write.events.length === 0) return { kind: 'committed', events: [] };
-    await hooks.beforeSeal?.(client, backendPid(client));
-    // The chain head is taken as late as possible: it serialises every commit of the tenant
-    // from here until COMMIT returns.
-    let head = (await client.query<{ sequence: string; hash: string }>(sql.lockHead, [tenant]))
-      .rows[0];
-    if (head === undefined) {
-      await client.query(sql.createHead, [tenant, GENESIS_HASH]);
-      head = (await client.query<{ sequence: string; hash: string }>(sql.lockHead, [tenant]))
-        .rows[0];
-    }
-    if (head === undefined) {
-      throw new StoreInvariantError(
-        'assertion_failed',
-        `Assertion failed: no chain head in ${where}`,
-      );
-    }
-    const events = sealLedgerEvents(
-      tenant,
-      { sequence: Number(head.sequence), hash: head.hash },
-      write.events,
-    );
-    const last = events.at(-1) as LedgerEvent;
-    await client.query(sql.appendEvents, [
-      tenant,
-      events.map((event) => event.sequence),
-      events.map((event) => event.proposal),
-      events.map((event) => event.hash),
-      events.map((event) => encodeJson(event)),
-      last.sequence,
-      last.hash,
-    ]);
-    return { kind: 'committed', events };
+    return statements;
   };
 
   /**
-   * After the connection dropped while COMMIT was in flight: makes sure the old backend is gone
-   * (terminating it if it is still waiting inside the transaction), then looks for the commit's
-   * first sealed event or evidence to learn whether it landed.
+   * Runs one commit's writes inside a new savepoint `savepoint` (opened in the same round trip)
+   * and decides it. A refusal rolls back to the savepoint, so it leaves nothing behind; the
+   * caller seals the events.
    */
-  const resolveLostCommit = async (
-    write: StoreCommit,
-    result: StoreCommitResult,
-    pid: number,
-    cause: unknown,
+  const applyCommit = async (
+    client: pg.PoolClient,
+    pending: PendingCommit,
+    savepoint: string,
   ): Promise<StoreCommitResult> => {
-    let landed: boolean | undefined;
+    const { write, statements } = pending;
+    if (statements.length === 0) return { kind: 'committed', events: [] };
+    const opening = [`SAVEPOINT ${savepoint}`];
+    const answered = await client.query([...opening, ...statements].join(';\n'));
+    const results = (Array.isArray(answered) ? answered : [answered]) as pg.QueryResult[];
+    if (results.length !== opening.length + statements.length) {
+      throw new StoreInvariantError(
+        'assertion_failed',
+        `Assertion failed: ${results.length} results for ${opening.length + statements.length} statements in ${where}`,
+      );
+    }
+    const rowCounts = results.slice(opening.length).map((result) => result.rowCount);
+    const rollback = () => client.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+    const tenant = write.tenant;
+    let next = 0;
+    const change = write.proposal;
+    if (change !== undefined) {
+      if (rowCounts[next++] !== 1) {
+        await rollback();
+        if (change.kind === 'insert') return { kind: 'proposal_exists' };
+        const current = await client.query<ProposalRow>(sql.getProposal, [
+          tenant,
+          change.record.proposal,
+        ]);
+        const row = current.rows[0];
+        return {
+          kind: 'revision_conflict',
+          current: row === undefined ? undefined : toProposal(row),
+        };
+      }
+    }
+    if (write.claim !== undefined && rowCounts[next++] !== 1) {
+      const { effectScope, proposal, atMs } = write.claim;
+      const held = await client.query<{ proposal: string; claimed_at_ms: string }>(sql.lockClaim, [
+        tenant,
+        effectScope,
+      ]);
+      const row = held.rows[0];
+      if (row === undefined) {
+        throw new StoreInvariantError(
+          'assertion_failed',
+          `Assertion failed: effect claim ${effectScope} vanished in ${where}`,
+        );
+      }
+      const owner =
+        row.proposal === proposal
+          ? undefined
+          : (
+              await client.query<{ status: ProposalStatus }>(sql.ownerStatus, [
+                tenant,
+                row.proposal,
+              ])
+            ).rows[0];
+      const refused = checkEffectClaim(
+        proposal,
+        { tenant, effectScope, proposal: row.proposal, claimedAtMs: Number(row.claimed_at_ms) },
+        owner?.status,
+      );
+      if (refused !== undefined) {
+        await rollback();
+        return refused;
+      }
+      await client.query(sql.passClaim, [tenant, effectScope, proposal, atMs]);
+    }
+    const evidence = write.evidence ?? [];
+    if (evidence.length > 0) {
+      // An insert that stored nothing met a stored digest (or an earlier copy in this commit;
+      // firstDuplicateEvidence reports those itself, so only first copies are asked).
+      const firstIndex = new Map<string, number>();
+      evidence.forEach((item, index) => {
+        const key = `${item.proposal}\u0000${item.evidenceDigest}`;
+        if (!firstIndex.has(key)) firstIndex.set(key, index);
+      });
+      const duplicate = firstDuplicateEvidence(evidence, (item) => {
+        const index = firstIndex.get(`${item.proposal}\u0000${item.evidenceDigest}`) ?? 0;
+        return rowCounts[next + index] !== 1;
+      });
+      if (duplicate !== undefined) {
+        await rollback();
+        return { kind: 'evidence_duplicate', evidenceDigest: duplicate };
+      }
+    }
+    return { kind: 'committed', events: [] };
+  };
+
+  /** Where a landed batch must have left a trace, to tell after a lost COMMIT whether it did. */
+  type BatchMark =
+    | { readonly kind: 'event'; readonly tenant: string; readonly event: LedgerEvent }
+    | { readonly kind: 'evidence'; readonly item: AuthorityEvidenceRecord }
+    | { readonly kind: 'nothing' };
+
+  /**
+   * After the connection dropped while COMMIT was in flight: makes sure the old backend is gone
+   * (terminating it if it is still waiting inside the transaction), then looks for the batch's
+   * first sealed event or evidence to learn whether it landed. The batch is one transaction, so
+   * one trace answers for every commit in it. Undefined when the database cannot tell.
+   */
+  const batchLanded = async (mark: BatchMark, pid: number): Promise<boolean | undefined> => {
     try {
       const checker = await pool.connect();
       let failure: Error | undefined;
       try {
-        landed = await commitLanded(checker, write, result, pid);
+        return await markLanded(checker, mark, pid);
       } catch (error) {
         failure = error instanceof Error ? error : new Error(String(error));
+        return undefined;
       } finally {
         checker.release(failure);
       }
     } catch {
-      landed = undefined;
+      return undefined;
     }
-    if (landed === true) return result;
-    if (landed === false) {
-      throw new StoreUnavailableError(
-        'store_connection_lost',
-        `The connection to ${where} dropped during COMMIT and the commit did not land; nothing was stored. Retry the operation.`,
-        { applied: false, cause },
-      );
-    }
-    throw new StoreUnavailableError(
-      'store_commit_outcome_unknown',
-      `The connection to ${where} dropped during COMMIT and the database could not tell whether it landed. Re-read the proposal before acting again.`,
-      { applied: 'unknown', cause },
-    );
   };
 
   /** True/false once the old backend is gone; undefined while it might still be committing. */
-  const commitLanded = async (
+  const markLanded = async (
     checker: pg.PoolClient,
-    write: StoreCommit,
-    result: StoreCommitResult,
+    mark: BatchMark,
     pid: number,
   ): Promise<boolean | undefined> => {
     let gone = pid === 0;
@@ -446,26 +479,69 @@ export async function createPostgresStoreWithHooks(
       await sleep(50);
     }
     if (!gone) return undefined;
-    const first = result.kind === 'committed' ? result.events[0] : undefined;
-    const firstEvidence = write.evidence?.[0];
-    if (first !== undefined) {
+    if (mark.kind === 'event') {
       const found = await checker.query<{ hash: string }>(
         `SELECT hash FROM ${q}.ledger_events WHERE tenant = $1 AND sequence = $2`,
-        [write.tenant, first.sequence],
+        [mark.tenant, mark.event.sequence],
       );
-      return found.rows[0]?.hash === first.hash;
+      return found.rows[0]?.hash === mark.event.hash;
     }
-    if (firstEvidence !== undefined) {
+    if (mark.kind === 'evidence') {
+      const item = mark.item;
       const found = await checker.query<{ record: string }>(
         `SELECT record FROM ${q}.authority_evidence WHERE tenant = $1 AND proposal = $2 AND evidence_digest = $3`,
-        [write.tenant, firstEvidence.proposal, firstEvidence.evidenceDigest],
+        [item.tenant, item.proposal, item.evidenceDigest],
       );
-      return found.rows[0]?.record === encodeJson(firstEvidence);
+      return found.rows[0]?.record === encodeJson(item);
     }
-    return true; // the commit stored nothing
+    return true; // the batch stored nothing
   };
 
-  const commitOnce = async (write: StoreCommit): Promise<StoreCommitResult> => {
+  /** The error every caller of a batch gets when the database refused the batch as a whole. */
+  const refusedByDatabase = (error: unknown): SideguardError => {
+    if (error instanceof SideguardError) return error;
+    const code = errorCode(error);
+    return new StoreUnavailableError(
+      'store_io_failed',
+      `${where} refused the commit (${code ?? 'no code'}: ${error instanceof Error ? error.message : String(error)}); the transaction was rolled back and nothing was stored.`,
+      { applied: false, cause: error },
+    );
+  };
+
+  const connectionLostBeforeCommit = (cause: unknown): StoreUnavailableError =>
+    new StoreUnavailableError(
+      'store_connection_lost',
+      `The connection to ${where} dropped before the commit was sent; the transaction was rolled back and nothing was stored. Retry the operation.`,
+      { applied: false, cause },
+    );
+
+  /** Locks the chain heads of `tenants` that exist, in PostgreSQL's tenant order. */
+  const selectHeads = (tenants: readonly string[]) =>
+    `SELECT tenant, sequence, hash FROM ${q}.ledger_heads
+      WHERE tenant IN (${tenants.map(literal).join(', ')}) ORDER BY tenant FOR UPDATE`;
+
+  /**
+   * Tenants whose head row is known to exist. Head rows are created before a batch's
+   * transaction, never inside it: a row created inside could be rolled back with a refused
+   * commit's savepoint. A head at sequence 0 is an empty chain (`ledgerHead` ignores it).
+   */
+  const knownHeads = new Set<string>();
+  const createHeads = async (client: pg.PoolClient, tenants: readonly string[]) => {
+    const missing = tenants.filter((tenant) => !knownHeads.has(tenant));
+    if (missing.length === 0) return;
+    const values = missing.map((tenant) => `(${literal(tenant)}, 0, ${literal(GENESIS_HASH)})`);
+    await client.query(`INSERT INTO ${q}.ledger_heads (tenant, sequence, hash)
+      VALUES ${values.join(', ')} ON CONFLICT (tenant) DO NOTHING`);
+    for (const tenant of missing) knownHeads.add(tenant);
+  };
+
+  /**
+   * Runs a batch once on one connection, in one transaction: every tenant's chain head locked
+   * first, then each commit in its own savepoint, then all sealed events appended and the heads
+   * moved together with COMMIT. Returns each caller's outcome once COMMIT has landed (or was
+   * found to have landed); throws for the batch as a whole otherwise.
+   */
+  const batchOnce = async (batch: readonly PendingCommit[]): Promise<CommitOutcome[]> => {
     const client = await connect();
     let broken: Error | undefined;
     const onError = (error: Error) => {
@@ -474,29 +550,131 @@ export async function createPostgresStoreWithHooks(
     client.on('error', onError);
     const pid = backendPid(client);
     let phase: 'transaction' | 'commit' = 'transaction';
-    let result: StoreCommitResult | undefined;
+    const outcomes: CommitOutcome[] = [];
+    let mark: BatchMark = { kind: 'nothing' };
+    let firstEvidence: AuthorityEvidenceRecord | undefined;
     try {
-      await client.query('BEGIN');
-      result = await applyCommit(client, write);
-      if (result.kind !== 'committed') {
-        await client.query('ROLLBACK');
-        return result;
+      const tenants = [...new Set(batch.map((pending) => pending.write.tenant))];
+      await createHeads(client, tenants);
+      const heads = new Map<string, LedgerHead>();
+      let lockedHeads = new Map<string, LedgerHead>();
+      let headsLocked = false;
+      const appended: LedgerEvent[] = [];
+      const eventRows: string[] = [];
+      const record = (index: number, outcome: CommitOutcome): void => {
+        outcomes[index] = outcome;
+        if (outcome.kind !== 'result' || outcome.result.kind !== 'committed') return;
+        const write = (batch[index] as PendingCommit).write;
+        const last = outcome.result.events.at(-1);
+        if (last !== undefined)
+          heads.set(write.tenant, { sequence: last.sequence, hash: last.hash });
+        appended.push(...outcome.result.events);
+        eventRows.push(...outcome.eventRows);
+        firstEvidence ??= write.evidence?.[0];
+      };
+      // Optimistically, every remaining commit travels in one round trip, each in a savepoint
+      // nested in the one before. A commit all of whose writes touched one row each, and whose
+      // events seal, is decided exactly as alone: it saw only the clean commits before it. At
+      // the first commit that is not clean, roll back to its savepoint (undoing it and every
+      // later one), decide it alone, and go on optimistically after it.
+      let from = 0;
+      while (!headsLocked || from < batch.length) {
+        // The first round trip also opens the transaction and locks the heads that exist, so
+        // a batch of clean commits holds them across one turn of the event loop only.
+        const opening = headsLocked ? [] : ['BEGIN', selectHeads(tenants)];
+        const sent = await sendRun(client, batch, from, opening);
+        if (!headsLocked) {
+          const locked = sent.opened?.[1] as pg.QueryResult<HeadRow> | undefined;
+          // After a failed run the lock result was lost with it; the locks themselves hold.
+          const rows = locked?.rows ?? (await client.query<HeadRow>(selectHeads(tenants))).rows;
+          for (const row of rows) {
+            heads.set(row.tenant, { sequence: Number(row.sequence), hash: row.hash });
+          }
+          const missing = tenants.filter((tenant) => !heads.has(tenant));
+          if (missing.length > 0) {
+            for (const tenant of missing) knownHeads.delete(tenant);
+            throw new HeadsMissingError();
+          }
+          lockedHeads = new Map(heads);
+          headsLocked = true;
+        }
+        const counts = sent.counts;
+        if (counts === undefined) {
+          // A statement failed somewhere in the run, now rolled back whole: decide the first
+          // commit alone, then try the rest again.
+          record(
+            from,
+            await applyInSavepoint(client, batch[from] as PendingCommit, from, heads, () => broken),
+          );
+          from += 1;
+          continue;
+        }
+        let index = from;
+        for (; index < batch.length; index += 1) {
+          const pending = batch[index] as PendingCommit;
+          const clean = (counts[index - from] ?? []).every((count) => count === 1);
+          let sealed: CommitOutcome | undefined;
+          if (clean) {
+            try {
+              sealed = sealOutcome(pending, heads);
+            } catch (error) {
+              if (pending.statements.length === 0) {
+                // Nothing written, so nothing to undo under the later commits.
+                record(index, { kind: 'error', error: refusedByDatabase(error) });
+                continue;
+              }
+            }
+          }
+          if (sealed !== undefined) {
+            record(index, sealed);
+            continue;
+          }
+          await client.query(`ROLLBACK TO SAVEPOINT ${savepointName(index)}`);
+          record(index, await applyInSavepoint(client, pending, index, heads, () => broken));
+          index += 1;
+          break;
+        }
+        from = index;
+      }
+      // Prefer an event as the trace: its hash names this batch's place in the chain.
+      const firstEvent = appended[0];
+      if (firstEvent !== undefined)
+        mark = { kind: 'event', tenant: firstEvent.tenant, event: firstEvent };
+      else if (firstEvidence !== undefined) mark = { kind: 'evidence', item: firstEvidence };
+      const statements: string[] = [];
+      if (appended.length > 0) {
+        await hooks.beforeSeal?.(client, pid);
+        statements.push(
+          `INSERT INTO ${q}.ledger_events (tenant, sequence, proposal, hash, event) VALUES ${eventRows.join(',\n')}`,
+        );
+        const tenantsMoved = [...new Set(appended.map((event) => event.tenant))];
+        const moved = tenantsMoved.map((tenant) => {
+          const head = heads.get(tenant) as LedgerHead;
+          const was = lockedHeads.get(tenant) as LedgerHead;
+          return `(${literal(tenant)}, ${literal(head.sequence)}::bigint, ${literal(head.hash)}, ${literal(was.sequence)}::bigint)`;
+        });
+        // Asserts after the write what the seal assumed: every head moved, each from the value
+        // locked at the start. Otherwise the division fails, and COMMIT with it.
+        statements.push(`WITH moved AS (
+            UPDATE ${q}.ledger_heads AS h SET sequence = v.sequence, hash = v.hash
+            FROM (VALUES ${moved.join(', ')}) AS v (tenant, sequence, hash, was)
+            WHERE h.tenant = v.tenant AND h.sequence = v.was RETURNING 1)
+          SELECT 1 / (CASE WHEN count(*) = ${tenantsMoved.length} THEN 1 ELSE 0 END) FROM moved`);
       }
       phase = 'commit';
-      if (hooks.commit === undefined) await client.query('COMMIT');
-      else await hooks.commit(client);
-      return result;
+      if (hooks.commit === undefined) {
+        // The append, the head update and COMMIT travel in one round trip.
+        await client.query([...statements, 'COMMIT'].join(';\n'));
+      } else {
+        if (statements.length > 0) await client.query(statements.join(';\n'));
+        await hooks.commit(client);
+      }
+      return outcomes;
     } catch (error) {
       if (isConnectionError(error) || broken !== undefined) {
         broken ??= error instanceof Error ? error : new Error(String(error));
-        if (phase === 'commit' && result !== undefined) {
-          return await resolveLostCommit(write, result, pid, error);
-        }
-        throw new StoreUnavailableError(
-          'store_connection_lost',
-          `The connection to ${where} dropped before the commit was sent; the transaction was rolled back and nothing was stored. Retry the operation.`,
-          { applied: false, cause: error },
-        );
+        if (phase === 'transaction') throw connectionLostBeforeCommit(error);
+        return lostCommitOutcomes(outcomes, await batchLanded(mark, pid), error);
       }
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
@@ -505,6 +683,193 @@ export async function createPostgresStoreWithHooks(
     } finally {
       client.removeListener('error', onError);
       client.release(broken);
+    }
+  };
+
+  /**
+   * Every caller's answer once a batch's COMMIT was lost: the outcomes as they were if it
+   * landed; otherwise an error for each, `applied: false` wherever that is certain (refused and
+   * failed commits were rolled back to their savepoints whatever COMMIT did).
+   */
+  const lostCommitOutcomes = (
+    outcomes: readonly CommitOutcome[],
+    landed: boolean | undefined,
+    cause: unknown,
+  ): CommitOutcome[] => {
+    if (landed === true) return [...outcomes];
+    return outcomes.map((outcome): CommitOutcome => {
+      if (outcome.kind === 'error') return outcome;
+      if (landed === false || outcome.result.kind !== 'committed') {
+        // A refusal may rest on a batch-mate's write that did not land: it is no answer now.
+        return {
+          kind: 'error',
+          error: new StoreUnavailableError(
+            'store_connection_lost',
+            `The connection to ${where} dropped during COMMIT and the commit did not land; nothing was stored. Retry the operation.`,
+            { applied: false, cause },
+          ),
+        };
+      }
+      return {
+        kind: 'error',
+        error: new StoreUnavailableError(
+          'store_commit_outcome_unknown',
+          `The connection to ${where} dropped during COMMIT and the database could not tell whether it landed. Re-read the proposal before acting again.`,
+          { applied: 'unknown', cause },
+        ),
+      };
+    });
+  };
+
+  const savepointName = (index: number) => `sg_commit_${index}`;
+
+  /** A committed result with the commit's events sealed onto `heads` (not moved here). */
+  const sealOutcome = (
+    pending: PendingCommit,
+    heads: ReadonlyMap<string, LedgerHead>,
+  ): CommitOutcome => {
+    const write = pending.write;
+    if (write.events.length === 0) {
+      return { kind: 'result', result: { kind: 'committed', events: [] }, eventRows: [] };
+    }
+    const events = sealLedgerEvents(write.tenant, heads.get(write.tenant), write.events);
+    const eventRows = events.map(
+      (event) =>
+        `(${literal(event.tenant)}, ${literal(event.sequence)}, ${literal(event.proposal)}, ${literal(event.hash)}, ${literal(encodeJson(event))})`,
+    );
+    return { kind: 'result', result: { kind: 'committed', events }, eventRows };
+  };
+
+  /**
+   * Sends the writes of commits `from`… in one round trip, each commit behind `SAVEPOINT
+   * sg_commit_<index>` nested in the previous one, and returns each commit's row counts. When a
+   * statement fails, rolls back to the run's first savepoint and returns undefined.
+   */
+  const sendRun = async (
+    client: pg.PoolClient,
+    batch: readonly PendingCommit[],
+    from: number,
+    opening: readonly string[],
+  ): Promise<{ opened?: pg.QueryResult[]; counts?: (number | null)[][] }> => {
+    const parts: string[] = [...opening];
+    let first: number | undefined;
+    for (let index = from; index < batch.length; index += 1) {
+      const statements = (batch[index] as PendingCommit).statements;
+      if (statements.length === 0) continue;
+      first ??= index;
+      parts.push(`SAVEPOINT ${savepointName(index)}`, ...statements);
+    }
+    let results: pg.QueryResult[] = [];
+    if (parts.length > 0) {
+      try {
+        const answered = await client.query(parts.join(';\n'));
+        results = (Array.isArray(answered) ? answered : [answered]) as pg.QueryResult[];
+      } catch (error) {
+        if (isConnectionError(error) || first === undefined) throw error;
+        // Fails (and the original error fails the batch) if the error came before the first
+        // savepoint, i.e. in the opening statements.
+        await client
+          .query(`ROLLBACK TO SAVEPOINT ${savepointName(first)}`)
+          .catch((rollbackError: unknown) => {
+            throw isConnectionError(rollbackError) ? rollbackError : error;
+          });
+        return {};
+      }
+    }
+    if (results.length !== parts.length) {
+      throw new StoreInvariantError(
+        'assertion_failed',
+        `Assertion failed: ${results.length} results for ${parts.length} statements in ${where}`,
+      );
+    }
+    const counts: (number | null)[][] = [];
+    let next = opening.length;
+    for (let index = from; index < batch.length; index += 1) {
+      const statements = (batch[index] as PendingCommit).statements;
+      if (statements.length === 0) {
+        counts.push([]);
+        continue;
+      }
+      next += 1; // the SAVEPOINT
+      counts.push(results.slice(next, next + statements.length).map((result) => result.rowCount));
+      next += statements.length;
+    }
+    return { opened: results.slice(0, opening.length), counts };
+  };
+
+  /**
+   * One commit decided alone, inside a new savepoint named for its index, its events sealed
+   * onto `heads` (not moved here). A database error that is not a lost connection, or events
+   * that cannot be sealed, roll back to the savepoint and become this caller's error alone
+   * (after a few tries for serialisation failures and deadlocks); a lost connection fails the
+   * whole batch.
+   */
+  const applyInSavepoint = async (
+    client: pg.PoolClient,
+    pending: PendingCommit,
+    index: number,
+    heads: ReadonlyMap<string, LedgerHead>,
+    brokenBy: () => Error | undefined,
+  ): Promise<CommitOutcome> => {
+    const savepoint = savepointName(index);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const result = await applyCommit(client, pending, savepoint);
+        if (result.kind !== 'committed') return { kind: 'result', result, eventRows: [] };
+        return sealOutcome(pending, heads);
+      } catch (error) {
+        if (isConnectionError(error) || brokenBy() !== undefined) throw error;
+        // A commit without writes opened no savepoint and left nothing to undo.
+        if (pending.statements.length === 0) {
+          return { kind: 'error', error: refusedByDatabase(error) };
+        }
+        // SAVEPOINT is the first statement of the round trip, so it exists whenever a later
+        // statement failed; rolling back to it undoes this commit and nothing before it.
+        await client.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+        const code = errorCode(error);
+        if (attempt < MAX_ATTEMPTS && code !== undefined && RETRYABLE_CODES.has(code)) continue;
+        return { kind: 'error', error: refusedByDatabase(error) };
+      }
+    }
+  };
+
+  let queue: PendingCommit[] = [];
+  let draining = false;
+
+  /** Runs a batch (retrying it whole after a serialisation failure or deadlock) and settles it. */
+  const runBatch = async (batch: readonly PendingCommit[]): Promise<void> => {
+    let outcomes: CommitOutcome[] | undefined;
+    let failure: unknown;
+    for (let attempt = 1; outcomes === undefined; attempt += 1) {
+      try {
+        outcomes = await batchOnce(batch);
+      } catch (error) {
+        const code = errorCode(error);
+        const retryable =
+          error instanceof HeadsMissingError || (code !== undefined && RETRYABLE_CODES.has(code));
+        if (attempt < MAX_ATTEMPTS && retryable) continue;
+        failure = refusedByDatabase(error);
+        break;
+      }
+    }
+    for (const [index, pending] of batch.entries()) {
+      const outcome = outcomes?.[index];
+      if (outcome === undefined) pending.reject(failure ?? new Error('unreachable: no outcome'));
+      else if (outcome.kind === 'result') pending.resolve(outcome.result);
+      else pending.reject(outcome.error);
+    }
+  };
+
+  /** Runs queued commits batch by batch, one batch in flight at a time, until none is left. */
+  const drain = async (): Promise<void> => {
+    try {
+      while (queue.length > 0) {
+        const batch = queue.slice(0, MAX_BATCH_COMMITS);
+        queue = queue.slice(MAX_BATCH_COMMITS);
+        await runBatch(batch);
+      }
+    } finally {
+      draining = false;
     }
   };
 
@@ -524,23 +889,6 @@ export async function createPostgresStoreWithHooks(
     }
   };
 
-  const commitWithRetries = async (write: StoreCommit): Promise<StoreCommitResult> => {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await commitOnce(write);
-      } catch (error) {
-        const code = errorCode(error);
-        if (attempt < MAX_ATTEMPTS && code !== undefined && RETRYABLE_CODES.has(code)) continue;
-        if (error instanceof SideguardError) throw error;
-        throw new StoreUnavailableError(
-          'store_io_failed',
-          `${where} refused the commit (${code ?? 'no code'}: ${error instanceof Error ? error.message : String(error)}); the transaction was rolled back and nothing was stored.`,
-          { applied: false, cause: error },
-        );
-      }
-    }
-  };
-
   return {
     kind: 'postgres',
     schema,
@@ -548,7 +896,16 @@ export async function createPostgresStoreWithHooks(
     async commit(write: StoreCommit): Promise<StoreCommitResult> {
       ensureOpen();
       assertCommitShape(write);
-      return track(commitWithRetries(write));
+      const statements = commitStatements(write);
+      return track(
+        new Promise<StoreCommitResult>((resolve, reject) => {
+          queue.push({ write, statements, resolve, reject });
+          if (draining) return;
+          draining = true;
+          // Commits arriving in the same tick, or while a batch is in flight, share a batch.
+          setImmediate(() => void drain());
+        }),
+      );
     },
 
     getProposal(tenant, proposal) {
