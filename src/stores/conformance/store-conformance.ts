@@ -295,6 +295,48 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
 
   describe(`${options.name} store conformance`, () => {
     describe('proposals', () => {
+      test('hostile strings (quotes, backslashes, SQL, unicode) round-trip exactly and harm nothing', async (store) => {
+        const hostile = [
+          "it's",
+          "''",
+          '\\',
+          "\\'",
+          "'); DROP TABLE proposals; --",
+          "E'\\x27' OR '1'='1",
+          '$1 $$ %s %% ?',
+          'line\nbreak\ttab',
+          '😀 e\u0301 \u00e9 \u202e',
+        ];
+        const tenant = `${freshTenant('hostile')}-'"\\`;
+        for (const [index, text] of hostile.entries()) {
+          const id = `p-${index}-${text}`;
+          const value = record(tenant, id, {
+            principal: text,
+            agent: text,
+            reasonCode: text,
+            semanticEffectKey: `sek-${index}-${text}`,
+            effectScope: `support.refund@1#sek-${index}-${text}`,
+            receipts: [{ id: text, provider: 'payments', details: { note: text } }],
+          });
+          const events = await mustCommit(store, {
+            ...insertCommit(value),
+            events: [
+              draft(id, 'policy_decided', value.status, 1, { reasonCode: text, note: text }),
+            ],
+          });
+          expect(await store.getProposal(tenant, id)).toStrictEqual(value);
+          const [stored] = await store.readLedger({ tenant, proposal: id });
+          expect(stored).toStrictEqual(events[0]);
+          expect(stored?.data).toStrictEqual({ reasonCode: text, note: text });
+          expect(await store.listProposalsByEffect(tenant, value.effectScope)).toHaveLength(1);
+        }
+        expectValidChain(await store.readLedger({ tenant }));
+        // The tables are still there and still work for an ordinary tenant.
+        const other = freshTenant('after-hostile');
+        await mustCommit(store, insertCommit(record(other, 'p-ok')));
+        expect((await store.getProposal(other, 'p-ok'))?.proposal).toBe('p-ok');
+      });
+
       test('an inserted proposal reads back deep-equal, nested receipts and nulls included', async (store) => {
         const tenant = freshTenant('roundtrip');
         const full = record(tenant, 'p-full', {
