@@ -12,6 +12,7 @@ import type { GuardStore, ProposalRecord } from '../../src/core/store.js';
 import { createPostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { createSqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { freshTestSchema, postgresTestUrl } from '../support/postgres.js';
+import { BASE_MS, sampleProposal } from '../support/store-records.js';
 import { buildWorker } from './fixtures/build-worker.js';
 import type { WorkerConfig, WorkerReport } from './fixtures/commit-worker.js';
 
@@ -23,36 +24,13 @@ afterAll(() => {
 });
 const url = await postgresTestUrl();
 
-const BASE_MS = 1_700_000_000_000;
 const UPDATES_PER_CALLER = 2;
 
 function contested(tenant: string): ProposalRecord {
-  return {
-    tenant,
-    proposal: 'contested',
-    revision: 1,
-    status: 'authorized',
-    actionType: 'support.refund@1',
+  return sampleProposal(tenant, 'contested', {
     semanticEffectKey: 'sek-shared',
-    effectScope: 'support.refund@1#sek-shared',
-    principal: 'user:alice',
-    agent: null,
-    createdAtMs: BASE_MS,
-    updatedAtMs: BASE_MS,
     expiresAtMs: BASE_MS + 3_600_000,
-    dueAtMs: null,
-    commitment: { algorithm: 'hmac-sha256', keyHandle: 'test', keyVersion: 1, value: 'Y29tbWl0' },
-    snapshot: null,
-    policy: { decision: 'allow', reasonCode: 'policy.allowed' },
-    reasonCode: null,
-    lease: null,
-    resendGeneration: 0,
-    verificationAttempts: 0,
-    receipts: [],
-    compensationReceipts: [],
-    supersededBy: null,
-    supersedes: null,
-  };
+  });
 }
 
 function runWorkers(

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { type LedgerEventDraft, verifyLedgerChain } from '../../src/core/ledger.js';
+import { verifyLedgerChain } from '../../src/core/ledger.js';
 import type { GuardStore, ProposalRecord, StoreCommit } from '../../src/core/store.js';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-migrations.js';
 import {
@@ -15,50 +15,12 @@ import {
 } from '../../src/stores/postgres/postgres-store.js';
 import { StoreUnavailableError } from '../../src/stores/store-errors.js';
 import { freshTestSchema, postgresTestUrl, type TestSchema } from '../support/postgres.js';
+import { BASE_MS, sampleDraft, sampleProposal } from '../support/store-records.js';
 
 const url = await postgresTestUrl();
-const BASE_MS = 1_700_000_000_000;
-
-function record(tenant: string, id: string): ProposalRecord {
-  return {
-    tenant,
-    proposal: id,
-    revision: 1,
-    status: 'authorized',
-    actionType: 'support.refund@1',
-    semanticEffectKey: 'sek-1',
-    effectScope: 'support.refund@1#sek-1',
-    principal: 'user:alice',
-    agent: null,
-    createdAtMs: BASE_MS,
-    updatedAtMs: BASE_MS,
-    expiresAtMs: BASE_MS + 60_000,
-    dueAtMs: null,
-    commitment: { algorithm: 'hmac-sha256', keyHandle: 'k', keyVersion: 1, value: 'dg' },
-    snapshot: null,
-    policy: { decision: 'allow', reasonCode: 'policy.allowed' },
-    reasonCode: null,
-    lease: null,
-    resendGeneration: 0,
-    verificationAttempts: 0,
-    receipts: [],
-    compensationReceipts: [],
-    supersededBy: null,
-    supersedes: null,
-  };
-}
-
-function draft(proposal: string, revision: number): LedgerEventDraft {
-  return {
-    proposal,
-    type: 'commit_started',
-    at: new Date(BASE_MS).toISOString(),
-    actionType: 'support.refund@1',
-    status: null,
-    revision,
-    data: {},
-  };
-}
+const record = (tenant: string, id: string) =>
+  sampleProposal(tenant, id, { semanticEffectKey: 'sek-1' });
+const draft = (proposal: string, revision: number) => sampleDraft(proposal, revision);
 
 /** authorized → executing with the effect claim and one piece of evidence. */
 function admission(current: ProposalRecord): StoreCommit {

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LedgerEventDraft, verifyLedgerChain } from '../../src/core/ledger.js';
+import { verifyLedgerChain } from '../../src/core/ledger.js';
 import type {
   GuardStore,
   ProposalRecord,
@@ -18,55 +18,12 @@ import {
 } from '../../src/stores/postgres/postgres-store.js';
 import { StoreUnavailableError } from '../../src/stores/store-errors.js';
 import { freshTestSchema, postgresTestUrl, type TestSchema } from '../support/postgres.js';
+import { BASE_MS, sampleDraft, sampleProposal } from '../support/store-records.js';
 
 const url = await postgresTestUrl();
-const BASE_MS = 1_700_000_000_000;
-
-function record(
-  tenant: string,
-  id: string,
-  overrides: Partial<ProposalRecord> = {},
-): ProposalRecord {
-  return {
-    tenant,
-    proposal: id,
-    revision: 1,
-    status: 'authorized',
-    actionType: 'support.refund@1',
-    semanticEffectKey: `sek-${id}`,
-    effectScope: `support.refund@1#sek-${id}`,
-    principal: 'user:alice',
-    agent: null,
-    createdAtMs: BASE_MS,
-    updatedAtMs: BASE_MS,
-    expiresAtMs: BASE_MS + 60_000,
-    dueAtMs: null,
-    commitment: { algorithm: 'hmac-sha256', keyHandle: 'k', keyVersion: 1, value: 'dg' },
-    snapshot: null,
-    policy: { decision: 'allow', reasonCode: 'policy.allowed' },
-    reasonCode: null,
-    lease: null,
-    resendGeneration: 0,
-    verificationAttempts: 0,
-    receipts: [],
-    compensationReceipts: [],
-    supersededBy: null,
-    supersedes: null,
-    ...overrides,
-  };
-}
-
-function draft(proposal: string, revision: number): LedgerEventDraft {
-  return {
-    proposal,
-    type: 'commit_started',
-    at: new Date(BASE_MS).toISOString(),
-    actionType: 'support.refund@1',
-    status: null,
-    revision,
-    data: { note: "it's a \\ backslash" },
-  };
-}
+const record = sampleProposal;
+const draft = (proposal: string, revision: number) =>
+  sampleDraft(proposal, revision, { note: "it's a \\ backslash" });
 
 function insert(value: ProposalRecord): StoreCommit {
   return {

@@ -9,43 +9,15 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, StoreInvariantError } from '../../src/core/errors.js';
 import { verifyLedgerChain } from '../../src/core/ledger.js';
-import type { ProposalRecord } from '../../src/core/store.js';
 import { SQLITE_SCHEMA_VERSION } from '../../src/stores/sqlite/sqlite-migrations.js';
 import { createSqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { BASE_MS, sampleProposal } from '../support/store-records.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'sideguard-sqlite-damage-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 let files = 0;
-const BASE_MS = 1_700_000_000_000;
-
-function proposal(tenant: string, id: string): ProposalRecord {
-  return {
-    tenant,
-    proposal: id,
-    revision: 1,
-    status: 'authorized',
-    actionType: 'support.refund@1',
-    semanticEffectKey: `sek-${id}`,
-    effectScope: `support.refund@1#sek-${id}`,
-    principal: 'user:alice',
-    agent: null,
-    createdAtMs: BASE_MS,
-    updatedAtMs: BASE_MS,
-    expiresAtMs: BASE_MS + 60_000,
-    dueAtMs: null,
-    commitment: { algorithm: 'hmac-sha256', keyHandle: 'k', keyVersion: 1, value: 'dg' },
-    snapshot: null,
-    policy: { decision: 'allow', reasonCode: 'policy.allowed' },
-    reasonCode: `padding-${'x'.repeat(400)}`,
-    lease: null,
-    resendGeneration: 0,
-    verificationAttempts: 0,
-    receipts: [],
-    compensationReceipts: [],
-    supersededBy: null,
-    supersedes: null,
-  };
-}
+const proposal = (tenant: string, id: string) =>
+  sampleProposal(tenant, id, { reasonCode: `padding-${'x'.repeat(400)}` });
 
 /** A closed database file holding `count` proposals (spread over several pages). */
 async function populatedFile(count = 60): Promise<string> {
