@@ -454,3 +454,26 @@ describe('approval flow end to end', () => {
     expect((await store.readLedger({ tenant })).length).toBeGreaterThan(0);
   });
 });
+
+describe('a failing drift check', () => {
+  it('throws resolve_failed, claims nothing, and lets a later execute proceed once', async () => {
+    const { guard, provider, tenant, store } = createHarness();
+    let failing = true;
+    const refund = refundAction(provider, {
+      resolve: async () => {
+        if (failing) throw new Error('orders API unreachable');
+        return { kind: 'current' };
+      },
+    });
+    const prepared = await guard.prepare(refund, { tenant, input: refundArgs(), principal });
+    await expect(
+      guard.execute(refund, { tenant, proposal: prepared.proposal }),
+    ).rejects.toMatchObject({ code: 'resolve_failed' });
+    expect(provider.calls.execute).toBe(0);
+    expect((await store.getProposal(tenant, prepared.proposal))?.status).toBe('authorized');
+    failing = false;
+    const executed = await guard.execute(refund, { tenant, proposal: prepared.proposal });
+    expect(executed.outcome).toBe('verified');
+    expect(provider.calls.execute).toBe(1);
+  });
+});

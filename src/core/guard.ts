@@ -1190,7 +1190,16 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       }
 
       if (action.config.resolve !== undefined) {
-        const resolved = await action.config.resolve(input as never, contextOf(record));
+        let resolved: Awaited<ReturnType<NonNullable<typeof action.config.resolve>>>;
+        try {
+          resolved = await action.config.resolve(input as never, contextOf(record));
+        } catch (error) {
+          throw new SideguardError(
+            'resolve_failed',
+            `Failed to execute ${record.proposal}: the drift check (resolve) of ${action.typeName} threw, so nothing was claimed or sent; execute again when it can answer (${shortText(String(error), 200)})`,
+            { cause: error, data: { proposal: record.proposal } },
+          );
+        }
         if (resolved?.kind === 'drifted') {
           const freshId = ids.proposal();
           const reasonCode = shortText(String(resolved.reason ?? 'drift'), 120);
