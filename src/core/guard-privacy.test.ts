@@ -442,3 +442,28 @@ describe('a tampered store', () => {
     expect(h.provider.calls.execute).toBe(0);
   });
 });
+
+describe('errors thrown by host functions', () => {
+  it('reach the ledger and the event sink only as a code or class name, never as their message', async () => {
+    const seen: unknown[] = [];
+    const { guard, provider, tenant, store } = createHarness({
+      events: (event) => void seen.push(event),
+    });
+    const secret = 'card of ada.lovelace@example.test declined';
+    const refund = refundAction(provider, {
+      execute: async () => {
+        throw Object.assign(new Error(secret), { code: 'ECONNRESET' });
+      },
+      verify: async () => {
+        throw new TypeError(secret);
+      },
+    });
+    const result = await guard.run(refund, { tenant, input: refundArgs(), principal: 'agent' });
+    expect(result.outcome).toBe('verification_pending');
+    const ledger = JSON.stringify(await store.readLedger({ tenant }));
+    expect(ledger).not.toContain('ada.lovelace');
+    expect(ledger).toContain('executor_threw:ECONNRESET');
+    expect(ledger).toContain('verifier_threw:TypeError');
+    expect(JSON.stringify(seen)).not.toContain('ada.lovelace');
+  });
+});

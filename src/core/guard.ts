@@ -293,6 +293,21 @@ function checkAction(action: unknown): asserts action is ActionDefinition {
 const shortText = (value: string, max = 200): string =>
   value.length > max ? `${value.slice(0, max)}…` : value;
 
+/**
+ * A ledger-safe tag for a thrown error: its `code` (e.g. `ECONNRESET`) or class name, never its
+ * message, which may quote provider text about a customer (I8).
+ */
+function errorTag(error: unknown): string {
+  const { code, name } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    name?: unknown;
+  };
+  const tag = [code, name].find(
+    (value): value is string => typeof value === 'string' && /^[A-Za-z0-9_.-]{1,48}$/.test(value),
+  );
+  return tag === undefined ? '' : `:${tag}`;
+}
+
 /** Keeps receipts to non-private, bounded, JSON-safe fields. */
 function cleanReceipt(receipt: unknown): Receipt | undefined {
   if (typeof receipt !== 'object' || receipt === null) return undefined;
@@ -1135,7 +1150,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         }),
       );
     } catch (error) {
-      return { kind: 'unknown', reason: shortText(`verifier_threw: ${String(error)}`, 120) };
+      return { kind: 'unknown', reason: `verifier_threw${errorTag(error)}` };
     }
   };
 
@@ -1326,7 +1341,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     } catch (error) {
       outcome = {
         kind: 'failed_unknown',
-        reason: shortText(`executor_threw: ${String(error)}`, 120),
+        reason: `executor_threw${errorTag(error)}`,
       };
     }
     const type = action.typeName;
@@ -1701,7 +1716,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
               ),
             };
       } catch (error) {
-        result = { kind: 'failed', reason: shortText(`compensator_threw: ${String(error)}`, 120) };
+        result = { kind: 'failed', reason: `compensator_threw${errorTag(error)}` };
       }
       if (result.kind === 'compensated') {
         const next = successor(leased, {
