@@ -131,7 +131,11 @@ export interface ExecutionItem {
   readonly reason?: string;
 }
 
-/** What `execute` reports. Throwing counts as `failed_unknown`: it never causes a resend. */
+/**
+ * What `execute` reports. Throwing counts as `failed_unknown`: it never causes a resend.
+ * `reason` is stored in the ledger as a reason code: make it a short code such as
+ * `http_402_card_declined`, never free text from a provider (it may name a customer).
+ */
 export type ExecuteResult =
   /** The provider accepted the write; verification confirms it. */
   | { readonly kind: 'accepted'; readonly receipt: Receipt }
