@@ -31,8 +31,33 @@ export type LedgerFileVerdict =
 
 const MAX_LINE_BYTES = 1024 * 1024;
 
-/** Verifies every tenant chain in a JSONL ledger file; stops at the first bad entry. */
-export async function verifyLedgerFile(file: string): Promise<LedgerFileVerdict> {
+/** A head the file must end at: `SEQUENCE:HASH`, or `TENANT@SEQUENCE:HASH` for one of several. */
+export interface ExpectedHead {
+  readonly tenant: string | null;
+  readonly sequence: number;
+  readonly hash: string;
+}
+
+/** Parses `--expect-head` values. */
+export function parseExpectedHead(value: string): ExpectedHead {
+  const match = /^(?:(.+)@)?(\d{1,15}):([0-9a-f]{64})$/.exec(value.trim());
+  if (match === null) {
+    throw new CliError(
+      `--expect-head ${JSON.stringify(value)} is not SEQUENCE:HASH or TENANT@SEQUENCE:HASH (HASH: 64 hex digits)`,
+    );
+  }
+  return { tenant: match[1] ?? null, sequence: Number(match[2]), hash: match[3] ?? '' };
+}
+
+/**
+ * Verifies every tenant chain in a JSONL ledger file; stops at the first bad entry. A file
+ * alone cannot show that entries were cut from its end: pass the head recorded elsewhere (the
+ * store's `ledgerHead`, or the head a previous verify printed) as `expectedHeads`.
+ */
+export async function verifyLedgerFile(
+  file: string,
+  expectedHeads: readonly ExpectedHead[] = [],
+): Promise<LedgerFileVerdict> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(file);
@@ -120,6 +145,27 @@ export async function verifyLedgerFile(file: string): Promise<LedgerFileVerdict>
       message: 'the file holds no ledger entries',
     };
   }
+  for (const expected of expectedHeads) {
+    const tenant = expected.tenant ?? (verifiers.size === 1 ? [...verifiers.keys()][0] : undefined);
+    if (tenant === undefined) {
+      throw new CliError(
+        'the file holds several tenant chains: write --expect-head TENANT@SEQUENCE:HASH',
+      );
+    }
+    const result = verifiers.get(tenant)?.result();
+    const head = result?.kind === 'valid' ? result.head : undefined;
+    if (head?.sequence !== expected.sequence || head.hash !== expected.hash) {
+      return {
+        kind: 'invalid',
+        file,
+        line: lineNumber,
+        tenant,
+        sequence: head?.sequence ?? null,
+        reason: 'head_mismatch',
+        message: `the chain ends at sequence ${head?.sequence ?? 0}, expected ${expected.sequence} with the given hash (entries were removed from the end, or the file is another ledger)`,
+      };
+    }
+  }
   const tenants = [...verifiers.entries()].map(([tenant, verifier]) => {
     const result = verifier.result();
     const head = result.kind === 'valid' ? result.head : undefined;
@@ -141,16 +187,21 @@ export function registerLedgerCommand(program: Command): void {
     .description('Check the hash chain of a JSONL ledger export and name the first bad entry')
     .argument('<file>', 'a ledger exported as JSONL (one sealed event per line)')
     .option('--json', 'print the verdict as JSON')
-    .action(async (file: string, options: { json?: boolean }) => {
-      const verdict = await verifyLedgerFile(file);
+    .option(
+      '--expect-head <head>',
+      'the head the chain must end at, SEQUENCE:HASH or TENANT@SEQUENCE:HASH (detects entries cut from the end; repeatable)',
+      (value: string, previous: ExpectedHead[] = []) => [...previous, parseExpectedHead(value)],
+    )
+    .action(async (file: string, options: { json?: boolean; expectHead?: ExpectedHead[] }) => {
+      const verdict = await verifyLedgerFile(file, options.expectHead ?? []);
       if (options.json) {
         process.stdout.write(`${JSON.stringify(verdict)}\n`);
       } else if (verdict.kind === 'valid') {
         const heads = verdict.tenants
-          .map((t) => `${t.tenant}@${t.headSequence}:${t.headHash.slice(0, 12)}`)
+          .map((t) => `${t.tenant}@${t.headSequence}:${t.headHash}`)
           .join(', ');
         process.stdout.write(
-          `PASS ledger ${file}: ${verdict.entries} entries, ${verdict.tenants.length} tenant chain(s) intact (${heads})\n`,
+          `PASS ledger ${file}: ${verdict.entries} entries, ${verdict.tenants.length} tenant chain(s) intact; heads ${heads}${options.expectHead === undefined ? ' (record a head and pass it as --expect-head to detect entries cut from the end)' : ''}\n`,
         );
       } else {
         const where = [

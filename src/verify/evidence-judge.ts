@@ -135,6 +135,17 @@ export async function readScenarioEvidence(
     if (typeof event !== 'string') events.push(event);
   }
   const verdict = verifier.result();
+  // The chain proves only what the file holds; its end must be the head the store had.
+  const head = verdict.kind === 'valid' ? verdict.head : undefined;
+  const anchor = manifest.ledgerHead;
+  if (
+    valid &&
+    anchor !== null &&
+    (head?.sequence !== anchor.sequence || head?.hash !== anchor.hash)
+  ) {
+    valid = false;
+    detail = `the file ends at sequence ${head?.sequence ?? 0}, but the store's head at export was sequence ${anchor.sequence} (entries were removed from the end, or the file is from another run)`;
+  }
   if (valid) {
     detail =
       verdict.kind === 'valid'

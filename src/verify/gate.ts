@@ -160,11 +160,8 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
   await ensureWritableDirectory(outputDir);
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const location = parseStoreLocation(options.store, outputDir, runId);
-  if (options.store === undefined && location.kind === 'sqlite') {
-    // The default store is generated output of this run; start it fresh.
-    for (const suffix of ['', '-wal', '-shm'])
-      await rm(`${location.path}${suffix}`, { force: true });
-  }
+  // Nothing is ever deleted from a store: every run writes under its own tenants
+  // (`<scenario>.<runId>`), so earlier runs — or anything else in that database — stay intact.
   let store: GuardStore | undefined;
   const sandboxes: RunningSandbox[] = [];
   const reports: ScenarioReport[] = [];

@@ -54,6 +54,8 @@ export interface ScenarioManifest {
   /** Plan ref → proposal id. */
   readonly refs: Readonly<Record<string, string>>;
   readonly primaryRef: string;
+  /** The store's chain head when the ledger was exported: the file must end exactly there. */
+  readonly ledgerHead: { readonly sequence: number; readonly hash: string } | null;
   /** Steps that threw instead of returning an outcome (a runner or guard defect). */
   readonly stepErrors: readonly {
     readonly step: number;
@@ -392,6 +394,7 @@ export async function runScenario(
     await writeFile(file, content);
   };
   await write(paths.ledger, await guard.exportLedger({ tenant }));
+  const ledgerHead = (await env.store.ledgerHead(tenant)) ?? null;
   await write(paths.sandbox, `${JSON.stringify(await sandbox.control.export(), null, 2)}\n`);
   const records = [];
   for (const [ref, entry] of state.refs) {
@@ -413,6 +416,7 @@ export async function runScenario(
     idempotency,
     refs: Object.fromEntries([...state.refs].map(([ref, entry]) => [ref, entry.proposal])),
     primaryRef: plan.primary,
+    ledgerHead,
     stepErrors,
   };
   await write(paths.manifest, `${JSON.stringify(manifest, null, 2)}\n`);

@@ -8,7 +8,7 @@ import { VerifierInputError } from './verifier-errors.js';
 
 /**
  * Turns `--store` into a location. `postgres://…` / `postgresql://…` → PostgreSQL (a fresh
- * schema per run); `sqlite:PATH` or a plain path → SQLite; nothing → `OUTPUT/sideguard.db`.
+ * schema per run); `sqlite:PATH` or a plain path → SQLite; nothing → `OUTPUT/gate-store.db`.
  */
 export function parseStoreLocation(
   value: string | undefined,
@@ -16,7 +16,8 @@ export function parseStoreLocation(
   runId: string,
 ): StoreLocation {
   if (value === undefined || value === '')
-    return { kind: 'sqlite', path: join(outputDir, 'sideguard.db') };
+    // Not `sideguard.db`: the gate's store must never be mistaken for an application's.
+    return { kind: 'sqlite', path: join(outputDir, 'gate-store.db') };
   if (/^postgres(ql)?:\/\//.test(value)) {
     return {
       kind: 'postgres',

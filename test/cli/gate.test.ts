@@ -134,6 +134,20 @@ describe('sideguard gate on the shipped scenarios', () => {
     const report = JSON.parse(readFileSync(join(copy, 'reports', 'safe_refund.json'), 'utf8'));
     expect(report.invariants.find((v: { id: string }) => v.id === 'I7').verdict).toBe('fail');
   });
+
+  it('judges a ledger file cut at its end as a failure (I7), against the head the store had', () => {
+    const copy = join(scratch, 'truncated');
+    cpSync(outputDir, copy, { recursive: true });
+    const ledger = join(copy, 'ledgers', 'duplicate_retry.jsonl');
+    const lines = readFileSync(ledger, 'utf8').trim().split('\n');
+    writeFileSync(ledger, `${lines.slice(0, -1).join('\n')}\n`);
+    const run = runCli(['report', '--case', 'duplicate_retry', '--output-dir', copy]);
+    expect(run.status).toBe(1);
+    const report = JSON.parse(readFileSync(join(copy, 'reports', 'duplicate_retry.json'), 'utf8'));
+    const i7 = report.invariants.find((v: { id: string }) => v.id === 'I7');
+    expect(i7.verdict).toBe('fail');
+    expect(i7.evidence).toContain('removed from the end');
+  });
 });
 
 describe('a gate that must fail', () => {

@@ -44,7 +44,9 @@ describe('sideguard ledger verify', () => {
   it('passes an intact export with several tenant chains and exits 0', () => {
     const run = runCli(['ledger', 'verify', write('ok.jsonl', `${lines.join('\n')}\n`)]);
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^PASS ledger .*: 36 entries, 2 tenant chain\(s\) intact/);
+    expect(run.stdout).toMatch(
+      /^PASS ledger .*: 36 entries, 2 tenant chain\(s\) intact; heads acme@18:[0-9a-f]{64}, globex@18:[0-9a-f]{64}/,
+    );
   });
 
   it('names an edited entry and exits 1', () => {
@@ -101,6 +103,35 @@ describe('sideguard ledger verify', () => {
     const directory = runCli(['ledger', 'verify', dir]);
     expect(directory.status).toBe(2);
     expect(directory.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('detects entries cut from the end only against an expected head, and says so', () => {
+    const acme = lines.filter((line) => line.includes('"tenant":"acme"'));
+    const last = JSON.parse(acme.at(-1)!) as { sequence: number; hash: string };
+    const head = `${last.sequence}:${last.hash}`;
+    const truncated = write('truncated.jsonl', acme.slice(0, -2).join('\n'));
+    const unanchored = runCli(['ledger', 'verify', truncated]);
+    expect(unanchored.status).toBe(0);
+    expect(unanchored.stdout).toContain('pass it as --expect-head');
+    const anchored = runCli(['ledger', 'verify', '--expect-head', head, truncated]);
+    expect(anchored.status).toBe(1);
+    expect(anchored.stdout).toMatch(/head_mismatch .*: the chain ends at sequence 16, expected 18/);
+    const whole = runCli([
+      'ledger',
+      'verify',
+      '--expect-head',
+      head,
+      write('acme.jsonl', acme.join('\n')),
+    ]);
+    expect(whole.status).toBe(0);
+    const both = write('both.jsonl', lines.join('\n'));
+    expect(runCli(['ledger', 'verify', '--expect-head', `acme@${head}`, both]).status).toBe(0);
+    const ambiguous = runCli(['ledger', 'verify', '--expect-head', head, both]);
+    expect(ambiguous.status).toBe(2);
+    expect(ambiguous.stderr).toContain('TENANT@SEQUENCE:HASH');
+    const malformed = runCli(['ledger', 'verify', '--expect-head', 'latest', both]);
+    expect(malformed.status).toBe(2);
+    expect(malformed.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('prints a machine-readable verdict with --json', () => {
