@@ -4,7 +4,7 @@
  * prints results; every decision lives in the library.
  */
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { SideguardError } from '../core/errors.js';
 import { CliError, ExitCode } from './cli-errors.js';
 import { registerKeysCommand } from './keys-command.js';
@@ -26,21 +26,50 @@ program
   .name('sideguard')
   .version(packageVersion(), '-v, --version', 'print the version')
   .description('Make AI agents’ side effects happen at most once, with authority and evidence.')
-  .showHelpAfterError('(run `sideguard --help` for usage)');
+  .showHelpAfterError('(run `sideguard --help` for usage)')
+  // Usage errors must exit 2 (bad input), not 1 (a failed safety check); subcommands registered
+  // below inherit this.
+  .exitOverride();
 
 registerVerifyCommands(program);
 registerLedgerCommand(program);
 registerKeysCommand(program);
 registerSandboxCommand(program);
 
+/** Errors from the file system or the network stack that mean the user's input is unusable. */
+const INPUT_ERRNO = new Set([
+  'ENOENT',
+  'ENOTDIR',
+  'EISDIR',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'EADDRINUSE',
+  'EEXIST',
+]);
+
+/** 0 success, 1 a check failed (unsafe evidence, a broken chain), 2 bad input or usage. */
+function exitCodeFor(error: unknown): number {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof SideguardError) {
+    return error.code === 'verifier_input_invalid' || error.code === 'key_ring_environment_invalid'
+      ? ExitCode.usage
+      : ExitCode.failed;
+  }
+  const errno = (error as { code?: unknown } | null)?.code;
+  return typeof errno === 'string' && INPUT_ERRNO.has(errno) ? ExitCode.usage : ExitCode.failed;
+}
+
 program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CommanderError) {
+    // Commander already printed its message (and the help hint).
+    const done = ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(
+      error.code,
+    );
+    process.exitCode = done ? ExitCode.ok : ExitCode.usage;
+    return;
+  }
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`sideguard: ${message}\n`);
-  process.exitCode =
-    error instanceof CliError
-      ? error.exitCode
-      : error instanceof SideguardError &&
-          (error.code === 'verifier_input_invalid' || error.code === 'key_ring_environment_invalid')
-        ? ExitCode.usage
-        : 1;
+  process.exitCode = exitCodeFor(error);
 });

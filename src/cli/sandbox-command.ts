@@ -82,8 +82,12 @@ export function registerSandboxCommand(program: Command): void {
           `sideguard sandbox: ${error instanceof Error ? error.message : String(error)}\n`,
         );
         // Bad options, files or plans are bad input (2), like every other command's.
+        const errno = (error as { code?: unknown } | null)?.code;
         process.exitCode =
-          error instanceof SandboxConfigError || error instanceof CliError
+          error instanceof SandboxConfigError ||
+          error instanceof CliError ||
+          (typeof errno === 'string' &&
+            /^E(NOENT|NOTDIR|ISDIR|ACCES|PERM|ROFS|ADDRINUSE)$/.test(errno))
             ? ExitCode.usage
             : ExitCode.failed;
       }
