@@ -687,9 +687,15 @@ export function judgeScenario(
   const retryCount =
     events.filter((e) => e.type === 'retry_resolved' && e.data.semanticEffectKey === primaryEffect)
       .length + related.filter((r) => r.status === 'superseded').length;
-  const attemptsForEffect = requests.filter(
-    (r) => r.effectKey === primaryEffect && WRITE_METHODS.has(r.method),
-  ).length;
+  // A duplicate was attempted when one operation was tried more than once for the effect (a
+  // refund and the ticket update of one effect are two operations, not a duplicate).
+  const attemptsPerOperation = new Map<string, number>();
+  for (const request of requests) {
+    if (request.effectKey !== primaryEffect || !WRITE_METHODS.has(request.method)) continue;
+    const key = `${request.provider}.${request.operation}`;
+    attemptsPerOperation.set(key, (attemptsPerOperation.get(key) ?? 0) + 1);
+  }
+  const repeatedAttempt = [...attemptsPerOperation.values()].some((count) => count > 1);
   return {
     schema: 'sideguard.scenario-report/v1',
     scenario: scenario.name,
@@ -700,7 +706,7 @@ export function judgeScenario(
     action_status: primary?.status ?? null,
     external_write_count: writes,
     duplicate_prevented:
-      (retryCount > 0 || attemptsForEffect > writes) &&
+      (retryCount > 0 || repeatedAttempt) &&
       verdicts.find((v) => v.id === 'I1')?.verdict === 'pass',
     unsafe_action_blocked:
       writes === 0 &&

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { access, constants, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { createDevelopmentKeyRing } from '../core/key-ring.js';
 import type { GuardStore } from '../core/store.js';
 import { type RunningSandbox, startSandbox } from '../sandbox/start-sandbox.js';
@@ -47,6 +48,12 @@ export interface GateOptions {
   readonly only?: readonly string[];
   /** Progress lines (one per scenario), e.g. to stderr. */
   readonly progress?: (line: string) => void;
+  /**
+   * Whether this run is the gate: it replaces `reports/gate.json` (cleared at start, so a gate
+   * that dies leaves no stale verdict). `sideguard run` leaves the last gate's summary alone.
+   * @default true
+   */
+  readonly writeSummary?: boolean;
 }
 
 /** What a gate run produced. */
@@ -113,6 +120,13 @@ export async function writeIndexHtml(outputDir: string): Promise<string> {
   } catch {
     summary = undefined;
   }
+  // With a gate summary, show exactly its scenarios (not reports another run left behind).
+  if (summary !== undefined) {
+    const listed = new Set(summary.scenarios.map((entry) => entry.scenario));
+    for (let index = reports.length - 1; index >= 0; index--) {
+      if (!listed.has(reports[index]?.scenario ?? '')) reports.splice(index, 1);
+    }
+  }
   // Keep the gate's order (the issue's first five scenarios first); others follow by name.
   const order = new Map(summary?.scenarios.map((entry, index) => [entry.scenario, index]) ?? []);
   reports.sort(
@@ -149,6 +163,20 @@ const failuresOf = (report: ScenarioReport): string[] => [
     .map((c) => `expectation:${c.name.replace(/\s+/g, '_')}`),
 ];
 
+async function dropSchema(location: { url: string; schema: string }): Promise<void> {
+  const client = new pg.Client({ connectionString: location.url });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${client.escapeIdentifier(location.schema)} CASCADE`);
+  } catch (error) {
+    process.stderr.write(
+      `sideguard: could not drop the gate's schema ${location.schema}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /** Runs scenarios (all by default), judges them from their evidence and writes every report. */
 export async function runGate(options: GateOptions = {}): Promise<GateRun> {
   const started = performance.now();
@@ -158,6 +186,13 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
   );
   const scenarios = selectScenarios(catalogue, options.only);
   await ensureWritableDirectory(outputDir);
+  await ensureWritableDirectory(join(outputDir, 'reports'));
+  const writeSummary = options.writeSummary ?? true;
+  if (writeSummary) {
+    for (const name of ['gate.json', 'index.html']) {
+      await rm(join(outputDir, 'reports', name), { force: true });
+    }
+  }
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const location = parseStoreLocation(options.store, outputDir, runId);
   // Nothing is ever deleted from a store: every run writes under its own tenants
@@ -205,6 +240,8 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
   } finally {
     for (const sandbox of sandboxes) await sandbox.close();
     await store?.close();
+    // A PostgreSQL run gets a fresh schema; the verdicts live in the files, so drop it.
+    if (location.kind === 'postgres' && store !== undefined) await dropSchema(location);
   }
   const summary: GateSummary = {
     schema: 'sideguard.gate/v1',
@@ -219,7 +256,12 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
     durationMs: Math.round(performance.now() - started),
     store: describeStore(location),
   };
-  await writeFile(join(outputDir, 'reports', 'gate.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  if (writeSummary) {
+    await writeFile(
+      join(outputDir, 'reports', 'gate.json'),
+      `${JSON.stringify(summary, null, 2)}\n`,
+    );
+  }
   await writeIndexHtml(outputDir);
   return { summary, reports, outputDir };
 }

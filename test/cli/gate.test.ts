@@ -52,6 +52,10 @@ describe('sideguard gate on the shipped scenarios', () => {
     expect(reports).toContain('safe_refund.json');
     expect(existsSync(join(outputDir, 'ledgers', 'safe_refund.jsonl'))).toBe(true);
     expect(existsSync(join(outputDir, 'sandbox_state', 'safe_refund.json'))).toBe(true);
+    const partial = JSON.parse(
+      readFileSync(join(outputDir, 'reports', 'partial_failure.json'), 'utf8'),
+    );
+    expect(partial).toMatchObject({ duplicate_prevented: false, compensation_required: true });
     const markdown = readFileSync(join(outputDir, 'reports', 'partial_failure.md'), 'utf8');
     for (const key of [
       'action_status',
@@ -86,6 +90,17 @@ describe('sideguard gate on the shipped scenarios', () => {
     expect(report.external_write_count).toBe(1);
     expect(report.duplicate_prevented).toBe(true);
     expect(report.proposals.length).toBeGreaterThan(1);
+  });
+
+  it('`run` of one scenario leaves the gate’s summary and index scenarios alone', () => {
+    const summaryFile = join(outputDir, 'reports', 'gate.json');
+    const before = readFileSync(summaryFile, 'utf8');
+    const run = runCli(['run', '--case', 'dry_run', '--output-dir', outputDir]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('- dry_run: dry_run_predicted writes=0 passed=true');
+    expect(readFileSync(summaryFile, 'utf8')).toBe(before);
+    const html = readFileSync(join(outputDir, 'reports', 'index.html'), 'utf8');
+    expect((html.match(/<svg/g) ?? []).length).toBe(JSON.parse(before).scenarios.length);
   });
 
   it('leaves ledgers that `sideguard ledger verify` accepts', () => {
