@@ -53,6 +53,10 @@ interface SandboxRequestEvidence {
 }
 
 interface SandboxEvidence {
+  /** Provider → collection → `[id, record]` pairs: the provider's objects themselves. */
+  readonly state?: Readonly<
+    Record<string, Readonly<Record<string, readonly (readonly [string, unknown])[]>>>
+  >;
   readonly observations: {
     readonly receipts: readonly SandboxReceiptEvidence[];
     readonly requests: readonly SandboxRequestEvidence[];
@@ -299,8 +303,40 @@ export function judgeScenario(
   const verdict = (id: InvariantId, result: InvariantVerdict['verdict'], text: string) =>
     verdicts.push({ id, name: INVARIANT_NAMES[id], verdict: result, evidence: text });
 
-  // I1 once: per effect and operation, at most one committed write.
+  // The export must agree with itself: every refund object in the provider's state that carries
+  // an effect has a receipt, and every refund receipt names an object that exists. An edited
+  // receipt list cannot hide a second refund that the state still holds.
+  const exportProblems: string[] = [];
   {
+    const refundsInState = (sandbox.state?.payments?.refunds ?? []).flatMap(([id, value]) => {
+      const effect = (value as { metadata?: Record<string, unknown> } | null)?.metadata
+        ?.sideguard_effect;
+      return typeof effect === 'string' ? [{ id, effect }] : [];
+    });
+    const refundReceipts = receipts.filter(
+      (r) => r.provider === 'payments' && r.operation === 'create_refund',
+    );
+    const receiptIds = new Set(refundReceipts.map((r) => r.objectId));
+    const stateIds = new Set((sandbox.state?.payments?.refunds ?? []).map(([id]) => id));
+    for (const refund of refundsInState) {
+      if (!receiptIds.has(refund.id))
+        exportProblems.push(
+          `refund ${refund.id} exists in the provider's state but has no receipt`,
+        );
+    }
+    for (const receipt of refundReceipts) {
+      if (sandbox.state !== undefined && !stateIds.has(receipt.objectId)) {
+        exportProblems.push(`receipt ${receipt.objectId} names no refund in the provider's state`);
+      }
+    }
+  }
+  if (exportProblems.length > 0) {
+    verdict(
+      'I1',
+      'fail',
+      `the sandbox export contradicts itself: ${exportProblems.slice(0, 2).join('; ')}`,
+    );
+  } else {
     const counts = new Map<string, number>();
     for (const receipt of receipts) {
       if (receipt.effectKey === null) continue;
@@ -321,7 +357,7 @@ export function judgeScenario(
       verdict(
         'I1',
         'pass',
-        `${counts.size} (effect, operation) pair(s), each written at most once per the sandbox's receipts${unattributed > 0 ? `; ${unattributed} write(s) by other actors carry no effect` : ''}`,
+        `${counts.size} (effect, operation) pair(s), each written at most once per the sandbox's receipts (which agree with its state)${unattributed > 0 ? `; ${unattributed} write(s) by other actors carry no effect` : ''}`,
       );
     }
   }

@@ -190,6 +190,40 @@ describe('a gate that must fail', () => {
       /2 payments\.create_refund writes/,
     );
   });
+
+  it('is not fooled by a sandbox export whose second receipt was deleted: the state still holds the refund', () => {
+    const out = join(scratch, 'unsafe');
+    const file = join(out, 'sandbox_state', 'unsafe_blind_resend.json');
+    const exported = JSON.parse(readFileSync(file, 'utf8'));
+    const refunds = exported.observations.receipts.filter(
+      (r: { operation: string }) => r.operation === 'create_refund',
+    );
+    const hidden = refunds[1].receiptId;
+    exported.observations.receipts = exported.observations.receipts.filter(
+      (r: { receiptId: string }) => r.receiptId !== hidden,
+    );
+    exported.observations.requests = exported.observations.requests.filter(
+      (r: { receiptId: string | null }) => r.receiptId !== hidden,
+    );
+    writeFileSync(file, JSON.stringify(exported));
+    const scenarios = join(projectRoot, 'test', 'fixtures', 'unsafe-scenarios');
+    const run = runCli([
+      'report',
+      '--case',
+      'unsafe_blind_resend',
+      '--output-dir',
+      out,
+      '--scenarios',
+      scenarios,
+    ]);
+    expect(run.status).toBe(1);
+    const report = JSON.parse(
+      readFileSync(join(out, 'reports', 'unsafe_blind_resend.json'), 'utf8'),
+    );
+    const i1 = report.invariants.find((v: { id: string }) => v.id === 'I1');
+    expect(i1.verdict).toBe('fail');
+    expect(i1.evidence).toContain('contradicts itself');
+  });
 });
 
 describe('bad input gets one clear line and a non-zero exit', () => {
