@@ -188,11 +188,6 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
   await ensureWritableDirectory(outputDir);
   await ensureWritableDirectory(join(outputDir, 'reports'));
   const writeSummary = options.writeSummary ?? true;
-  if (writeSummary) {
-    for (const name of ['gate.json', 'index.html']) {
-      await rm(join(outputDir, 'reports', name), { force: true });
-    }
-  }
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const location = parseStoreLocation(options.store, outputDir, runId);
   // Nothing is ever deleted from a store: every run writes under its own tenants
@@ -209,20 +204,36 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
       );
     }
     const stateRoot = join(outputDir, 'sandbox_state');
-    const honour = await startSandbox({
+    const start = async (options: Parameters<typeof startSandbox>[0]): Promise<RunningSandbox> => {
+      try {
+        return await startSandbox(options);
+      } catch (error) {
+        throw new VerifierInputError(
+          `cannot start the sandbox in ${options.stateDir}: ${error instanceof Error ? error.message : String(error)} (is another gate using --output-dir ${outputDir}? use another directory)`,
+        );
+      }
+    };
+    const honour = await start({
       stateDir: join(stateRoot, '.honour'),
       seed: 1,
       idempotency: { payments: 'honour' },
       durability: 'os',
     });
     sandboxes.push(honour);
-    const ignore = await startSandbox({
+    const ignore = await start({
       stateDir: join(stateRoot, '.ignore'),
       seed: 1,
       idempotency: { payments: 'ignore' },
       durability: 'os',
     });
     sandboxes.push(ignore);
+    // The sandboxes' state locks make this gate the directory's only user: only now clear the
+    // previous verdict, so a gate that dies from here on leaves no stale one behind.
+    if (writeSummary) {
+      for (const name of ['gate.json', 'index.html']) {
+        await rm(join(outputDir, 'reports', name), { force: true });
+      }
+    }
     const env = {
       outputDir,
       store,

@@ -309,3 +309,30 @@ describe('the gate on PostgreSQL', () => {
     expect(run.stdout).toMatch(/^PASS gate scenarios=\d+/);
   }, 120_000);
 });
+
+describe('two gates on one output directory', () => {
+  it('refuses the second with exit 2 and leaves the first one’s run and summary intact', async () => {
+    const out = join(scratch, 'shared');
+    const { spawn } = await import('node:child_process');
+    const { cliPath } = await import('../support/cli.js');
+    const first = spawn(process.execPath, [cliPath, 'gate', '--output-dir', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let firstOut = '';
+    first.stdout.on('data', (chunk: Buffer) => {
+      firstOut += chunk.toString();
+    });
+    const firstExit = new Promise<number | null>((resolve) => first.on('exit', resolve));
+    // Wait until the first gate holds the sandbox state.
+    for (let i = 0; i < 100 && !existsSync(join(out, 'sandbox_state', '.honour')); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = runCli(['gate', '--output-dir', out]);
+    expect(second.status).toBe(2);
+    expect(second.stderr).toMatch(/is another gate using --output-dir/);
+    expect(await firstExit).toBe(0);
+    expect(firstOut).toMatch(/^PASS gate/);
+    expect(existsSync(join(out, 'reports', 'gate.json'))).toBe(true);
+  }, 120_000);
+});
