@@ -185,11 +185,12 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
     options.scenarioDirectory ?? defaultScenarioDirectory,
   );
   const scenarios = selectScenarios(catalogue, options.only);
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  // Reject a bad --store before anything is created on disk.
+  const location = parseStoreLocation(options.store, outputDir, runId);
   await ensureWritableDirectory(outputDir);
   await ensureWritableDirectory(join(outputDir, 'reports'));
   const writeSummary = options.writeSummary ?? true;
-  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  const location = parseStoreLocation(options.store, outputDir, runId);
   // Nothing is ever deleted from a store: every run writes under its own tenants
   // (`<scenario>.<runId>`), so earlier runs — or anything else in that database — stay intact.
   let store: GuardStore | undefined;

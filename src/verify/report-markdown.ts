@@ -159,7 +159,12 @@ export function renderScenarioMarkdown(report: ScenarioReport): string {
     ),
   );
 
-  lines.push('## Timeline', '');
+  lines.push(
+    '## Timeline',
+    '',
+    'In causal order: the ledger’s sequence, each provider write right after the commit that caused it. Ledger times come from the guard’s clock (simulated in verifier runs, so it can run ahead), sandbox times from the provider’s.',
+    '',
+  );
   lines.push(
     ...orNone(
       report.timeline,
