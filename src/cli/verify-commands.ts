@@ -62,6 +62,7 @@ export function registerVerifyCommands(program: Command): void {
       const run = await runGate({
         outputDir: options.outputDir,
         only: [options.case],
+        writeSummary: false,
         ...(options.store === undefined ? {} : { store: options.store }),
         ...(options.scenarios === undefined ? {} : { scenarioDirectory: options.scenarios }),
       });
