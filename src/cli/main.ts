@@ -21,6 +21,14 @@ function packageVersion(): string {
   }
 }
 
+// `sideguard … | head` closes the pipe early: that is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 const program = new Command();
 program
   .name('sideguard')

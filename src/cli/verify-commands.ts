@@ -33,7 +33,17 @@ export function registerVerifyCommands(program: Command): void {
     )
     .option('--scenarios <dir>', 'a scenario directory (cases.json, scenarios.json, plans/)')
     .option('--json', 'print the gate summary as JSON')
-    .action(async (options: CommonOptions) => {
+    .option('--list', 'list the scenarios (name: description) and run nothing')
+    .action(async (options: CommonOptions & { list?: boolean }) => {
+      if (options.list) {
+        const catalogue = await loadScenarioCatalogue(
+          options.scenarios ?? defaultScenarioDirectory,
+        );
+        for (const scenario of catalogue.scenarios) {
+          process.stdout.write(`${scenario.name}: ${scenario.description}\n`);
+        }
+        return;
+      }
       const run = await runGate({
         outputDir: options.outputDir,
         ...(options.store === undefined ? {} : { store: options.store }),

@@ -85,6 +85,17 @@ export async function startSandbox(options: StartSandboxOptions): Promise<Runnin
   const providers = resolveProviders(options.providers);
   const providerMap = new Map(providers.map((provider) => [provider.name, provider]));
   const bodyLimitBytes = options.bodyLimitBytes ?? defaultBodyLimitBytes;
+  if (
+    options.controlSocket === undefined &&
+    options.port !== undefined &&
+    options.port !== 0 &&
+    options.port === options.controlPort
+  ) {
+    throw new SandboxConfigError(
+      'sandbox_option_invalid',
+      `The data plane and the control plane need different ports (both are ${options.port}): the control plane must never be reachable where providers' clients connect`,
+    );
+  }
   if (!Number.isInteger(bodyLimitBytes) || bodyLimitBytes < 1) {
     throw new SandboxConfigError(
       'sandbox_option_invalid',
