@@ -17,7 +17,12 @@ import {
   type PostgresStoreHooks,
 } from '../../src/stores/postgres/postgres-store.js';
 import { StoreUnavailableError } from '../../src/stores/store-errors.js';
-import { freshTestSchema, postgresTestUrl, type TestSchema } from '../support/postgres.js';
+import {
+  freshTestSchema,
+  postgresTestUrl,
+  type TestSchema,
+  terminateWhileSleeping,
+} from '../support/postgres.js';
 import { BASE_MS, sampleDraft, sampleProposal } from '../support/store-records.js';
 
 const url = await postgresTestUrl();
@@ -195,20 +200,7 @@ describe.skipIf(url === undefined)('PostgreSQL group commit', () => {
       beforeSeal: async (client, pid) => {
         if (!armed) return;
         armed = false;
-        const sleeping = client.query('SELECT pg_sleep(30)').then(
-          () => new Error('pg_sleep was not interrupted'),
-          (error: unknown) => error,
-        );
-        for (let tries = 0; tries < 100; tries += 1) {
-          const state = await admin.query<{ query: string }>(
-            `SELECT query FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`,
-            [pid],
-          );
-          if (state.rows[0]?.query.includes('pg_sleep')) break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-        throw await sleeping;
+        throw (await terminateWhileSleeping(admin, client, pid)).error;
       },
     });
     try {

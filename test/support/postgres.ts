@@ -74,3 +74,29 @@ export function freshTestSchema(url: string, label = 'test'): TestSchema {
     },
   };
 }
+
+/**
+ * Holds `client`'s backend (`pid`) in `pg_sleep`, waits until it is really sleeping, then
+ * terminates it from `admin`'s connection: a connection lost in the middle of a transaction.
+ * Resolves with whether `pg_terminate_backend` succeeded and the error the sleeping query got.
+ */
+export async function terminateWhileSleeping(
+  admin: pg.Client | pg.Pool,
+  client: pg.ClientBase,
+  pid: number,
+): Promise<{ terminated: boolean; error: unknown }> {
+  const sleeping = client.query('SELECT pg_sleep(30)').then(
+    () => new Error('pg_sleep was not interrupted'),
+    (error: unknown) => error,
+  );
+  for (let tries = 0; tries < 100; tries += 1) {
+    const state = await admin.query<{ query: string }>(
+      `SELECT query FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`,
+      [pid],
+    );
+    if (state.rows[0]?.query.includes('pg_sleep')) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const killed = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
+  return { terminated: killed.rows[0]?.ok === true, error: await sleeping };
+}
