@@ -7,11 +7,12 @@
  * whether anything was sent.
  */
 import type { ConnectionOptions } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { SideguardError } from '../core/errors.js';
 import { DispatchAttempt } from './dispatch-attempt.js';
 import { createKitFetch, type KitFetch } from './kit-fetch.js';
 import type { TransportRequest, TransportResponse } from './transport-types.js';
+import { Agent } from './undici-agent.js';
 
 /** How a transport behaves; every call may override `timeoutMs`. */
 export interface ExecutorTransportConfig {
