@@ -262,6 +262,22 @@ describe('no request is ever sent twice', () => {
     expect(raw.connections).toBe(3);
     expect(raw.requests.every((text) => /\r\nconnection: close\r\n/i.test(text))).toBe(true);
   });
+
+  it('with keepAlive, requests ask to keep the connection, and each is still sent once', async () => {
+    const raw = await server(
+      startRawHttpServer({
+        kind: 'respond',
+        raw: 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\n{}',
+        keepOpen: true,
+      }),
+    );
+    const kit = transport({ keepAlive: true });
+    for (let index = 0; index < 3; index++) {
+      expect((await kit.request(post(raw.url))).status).toBe(200);
+    }
+    expect(raw.requests).toHaveLength(3);
+    expect(raw.requests.every((text) => /\r\nconnection: keep-alive\r\n/i.test(text))).toBe(true);
+  });
 });
 
 describe('responses', () => {

@@ -9,8 +9,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 
 /** What a raw server does after it has read a complete request. */
 export type AfterRequest =
-  /** Writes these bytes, then ends the connection. */
-  | { readonly kind: 'respond'; readonly raw: string }
+  /** Writes these bytes, then ends the connection (unless `keepOpen`). */
+  | { readonly kind: 'respond'; readonly raw: string; readonly keepOpen?: boolean }
   /** Sends a TCP reset. */
   | { readonly kind: 'reset' }
   /** Closes the connection (FIN) without a byte of response. */
@@ -110,7 +110,8 @@ export function startRawHttpServer(
       const index = observed.requests.length;
       observed.requests.push(text);
       const action = typeof after === 'function' ? after(index) : after;
-      if (action.kind === 'respond') socket.end(action.raw);
+      if (action.kind === 'respond' && action.keepOpen === true) socket.write(action.raw);
+      else if (action.kind === 'respond') socket.end(action.raw);
       else if (action.kind === 'reset') socket.resetAndDestroy();
       else if (action.kind === 'close') socket.end();
       observed.events.emit('request', text);

@@ -189,3 +189,21 @@ export function runRefund(
 ) {
   return guard.run(action, { tenant: TENANT, principal: 'agent', input: refundArgs(overrides) });
 }
+
+/**
+ * Waits until the sandbox has committed `count` writes of `operation` (e.g. a released request
+ * whose client already gave up), polling its observations; fails after `attempts` polls.
+ */
+export async function untilCommitted(
+  sandbox: TestSandbox,
+  operation: string,
+  count = 1,
+  attempts = 500,
+): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const observations = await sandbox.control.observations();
+    if ((observations.writes.byOperation[operation] ?? 0) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`the sandbox never committed ${count} × ${operation}`);
+}

@@ -5,6 +5,9 @@
  * are the evidence, never the guard's result alone.
  */
 
+import type { ExecuteContext } from 'sideguard';
+import { stripeRefundPair } from 'sideguard/stripe';
+import type Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { closedPort } from '../../kit/socket-servers.js';
 import {
@@ -12,10 +15,13 @@ import {
   firstRequestFault,
   type IdempotencyMode,
   kitRefundAction,
+  type RefundInput,
+  refundArgs,
   refundsForEffect,
   runRefund,
   SETTLING_MS,
   TENANT,
+  untilCommitted,
   useStripeTestBed,
 } from './stripe-harness.js';
 
@@ -173,5 +179,58 @@ describe('timeouts, refusals and rejections', () => {
     const checked = await guard.reconcile(action, { tenant: TENANT, proposal: first.proposal });
     expect(checked.outcome).toBe('resend_allowed');
     expect(await refundsForEffect(sandbox, first.semanticEffectKey ?? '')).toBe(0);
+  });
+});
+
+describe('the AbortSignal (the guard passes its own in the context; a config signal is the fallback)', () => {
+  const pairFor = (stripe: Stripe, signal?: AbortSignal) =>
+    stripeRefundPair({
+      stripe,
+      refund: (input: RefundInput) => ({ charge: input.chargeId, amount: input.amountMinor }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  const context: ExecuteContext = {
+    tenant: TENANT,
+    proposal: 'prop_signal',
+    semanticEffectKey: 'effect-signal',
+    providerIdempotencyKey: 'key-signal',
+    resendGeneration: 0,
+  };
+
+  it("an aborted signal in the guard's context ends the call before anything is sent: failed_known", async () => {
+    const sandbox = await bed.sandbox({});
+    const { stripe } = bed.kit(sandbox.dataUrl);
+    const withSignal: ExecuteContext & { signal: AbortSignal } = {
+      ...context,
+      signal: AbortSignal.abort(),
+    };
+    expect(await pairFor(stripe).execute(refundArgs(), withSignal)).toEqual({
+      kind: 'failed_known',
+      reason: 'transport_aborted_before_send',
+    });
+    expect((await sandbox.control.observations()).requests).toHaveLength(0);
+  });
+
+  it('an abort after the request was sent is failed_unknown — and the write can still land', async () => {
+    const sandbox = await bed.sandbox({
+      faults: firstRequestFault('create_refund', { kind: 'hold' }),
+    });
+    const { stripe } = bed.kit(sandbox.dataUrl);
+    const controller = new AbortController();
+    const pair = pairFor(stripe, controller.signal);
+    const call = pair.execute(refundArgs(), context);
+    await sandbox.control.waitForHeld(1);
+    controller.abort();
+    expect(await call).toEqual({ kind: 'failed_unknown', reason: 'transport_aborted_after_send' });
+    await sandbox.control.releaseAll();
+    await untilCommitted(sandbox, 'payments.create_refund');
+    // The provider still carries out the request the client gave up on: only verify can tell.
+    const found = await pairFor(stripe).verify(refundArgs(), {
+      ...context,
+      receipts: [],
+      attempt: 1,
+    });
+    expect(found).toMatchObject({ kind: 'present', receipt: { provider: 'stripe' } });
+    expect(await refundsForEffect(sandbox, 'effect-signal')).toBe(1);
   });
 });
