@@ -4,6 +4,7 @@
  * ledger drafts, and the compare-and-set commit.
  */
 import type { ActionDefinition } from '../action.js';
+import { type BreakageCheck, breakageCheck } from '../breakages.js';
 import type { JsonValue } from '../canonical-json.js';
 import {
   ConfigurationError,
@@ -38,6 +39,8 @@ export interface GuardContext {
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
   readonly emit: (events: readonly LedgerEvent[]) => void;
+  /** Test-only: whether a guarantee is switched off (always false outside tests). */
+  readonly broken: BreakageCheck;
 }
 
 /** Builds the shared context from the runtime's configuration. */
@@ -80,6 +83,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     randomBytes: config.randomBytes,
     audience: config.audience ?? 'sideguard',
     emit,
+    broken: breakageCheck(config.breakages),
   };
 }
 
