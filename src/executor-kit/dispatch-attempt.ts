@@ -24,7 +24,7 @@ export interface DispatchAttemptOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly maxResponseBytes: number;
-  /** Called once, synchronously, right before the request is written. */
+  /** Called once, synchronously, right before the request is written; its errors are ignored. */
   readonly onSent?: () => void;
 }
 
@@ -109,7 +109,11 @@ export class DispatchAttempt implements Dispatcher.DispatchHandler {
     }
     this.#phase = 'sent';
     this.#controller = controller;
-    this.#options.onSent?.();
+    try {
+      this.#options.onSent?.();
+    } catch {
+      // An observer must not change what is sent.
+    }
   }
 
   onResponseStart(

@@ -16,7 +16,7 @@ export interface TransportRequest {
   readonly timeoutMs?: number;
   /** Aborting it ends the call: "not sent" before the write, unknown after. */
   readonly signal?: AbortSignal;
-  /** Called synchronously right before the request's first byte is written. */
+  /** Called synchronously right before the request's first byte is written (errors ignored). */
   readonly onSent?: () => void;
 }
 

@@ -45,10 +45,11 @@ describe("the host's global fetch", () => {
     expect(fetchAfterImporting(kit)).toEqual({ status: 200, slot: 'node' });
   });
 
-  it('is broken by importing undici directly (why the kit restores the slot)', () => {
-    expect(fetchAfterImporting('undici')).toEqual({
-      status: 'invalid content-length header',
-      slot: 'undici package',
-    });
+  it("is taken over by importing undici directly, and on Node 20 breaks (why the kit loads Node's first)", () => {
+    const result = fetchAfterImporting('undici');
+    expect(result.slot).toBe('undici package');
+    if (process.versions.node.startsWith('20.')) {
+      expect(result.status).toBe('invalid content-length header');
+    }
   });
 });
