@@ -73,18 +73,37 @@ async function executeOnce(
     return done(resultOf(record, 'stale', { freshProposal: record.supersededBy }));
   }
   if (record.status !== 'authorized') return done(resultOf(record));
-  const now = context.clock.now();
+  const checkedAt = context.clock.now();
+  const refused = await checkStillExecutable(context, action, record, checkedAt);
+  if (refused !== undefined) return refused;
+  const { input, facts } = openSnapshot(context, action, record);
+  if (action.config.resolve === undefined) {
+    return claimAndRun(context, action, record, input, checkedAt);
+  }
+  const drift = await checkDrift(context, action, record, input, facts);
+  if (drift !== undefined) return drift;
+  if (context.broken('recheck_after_resolve_skipped')) {
+    return claimAndRun(context, action, record, input, checkedAt);
+  }
+  // The drift check may have run for long: decide again with the time it returned at, and let
+  // the lease start now (window 1: the time of check is the time of use).
+  const resolvedAt = context.clock.now();
+  const lapsed = await checkStillExecutable(context, action, record, resolvedAt);
+  if (lapsed !== undefined) return lapsed;
+  return claimAndRun(context, action, record, input, resolvedAt);
+}
+
+/** The proposal's time to live and the authority in force, checked at `now` (I2). */
+async function checkStillExecutable(
+  context: GuardContext,
+  action: ActionDefinition,
+  record: ProposalRecord,
+  now: number,
+): Promise<Step | undefined> {
   if (now >= record.expiresAtMs && !context.broken('expiry_not_checked')) {
     return done(await expire(context, action, record));
   }
-  const { input, facts } = openSnapshot(context, action, record);
-  const lapsed = await checkAuthorityInForce(context, action, record, now);
-  if (lapsed !== undefined) return lapsed;
-  if (action.config.resolve !== undefined) {
-    const drift = await checkDrift(context, action, record, input, facts);
-    if (drift !== undefined) return drift;
-  }
-  return claimAndRun(context, action, record, input, now);
+  return checkAuthorityInForce(context, action, record, now);
 }
 
 /** For a proposal that needed approval: the tally must still be satisfied now (I2, I9). */
