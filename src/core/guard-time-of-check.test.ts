@@ -24,18 +24,21 @@ function slowResolve(advanceMs: number, options: Parameters<typeof createHarness
   return { ...h, refund };
 }
 
+/** Prepares the allowed refund and executes it once. */
+async function prepareAndExecute(h: ReturnType<typeof slowResolve>) {
+  const prepared = await h.guard.prepare(h.refund, {
+    tenant: h.tenant,
+    input: refundArgs(),
+    principal,
+  });
+  const result = await h.guard.execute(h.refund, { tenant: h.tenant, proposal: prepared.proposal });
+  return { prepared, result };
+}
+
 describe('time of check after the drift check (window 1)', () => {
   it('does not execute a proposal whose time to live ends while resolve runs', async () => {
     const h = slowResolve(15 * MINUTE);
-    const prepared = await h.guard.prepare(h.refund, {
-      tenant: h.tenant,
-      input: refundArgs(),
-      principal,
-    });
-    const result = await h.guard.execute(h.refund, {
-      tenant: h.tenant,
-      proposal: prepared.proposal,
-    });
+    const { prepared, result } = await prepareAndExecute(h);
     expect(result).toMatchObject({ outcome: 'expired', status: 'expired' });
     expect(h.provider.calls).toMatchObject({ resolve: 1, execute: 0 });
     expect(ofType(await ledgerOf(h, prepared.proposal), 'commit_started')).toHaveLength(0);
@@ -55,15 +58,7 @@ describe('time of check after the drift check (window 1)', () => {
   it('starts the lease when it is granted, after resolve, so it never ends before it began', async () => {
     const h = slowResolve(45_000);
     expect(h.refund.executionLeaseMs).toBe(30_000);
-    const prepared = await h.guard.prepare(h.refund, {
-      tenant: h.tenant,
-      input: refundArgs(),
-      principal,
-    });
-    const result = await h.guard.execute(h.refund, {
-      tenant: h.tenant,
-      proposal: prepared.proposal,
-    });
+    const { prepared, result } = await prepareAndExecute(h);
     expect(result.outcome).toBe('verified');
     const [started] = ofType(await ledgerOf(h, prepared.proposal), 'commit_started');
     const at = Date.parse(String(started?.at));
@@ -78,15 +73,7 @@ describe('time of check after the drift check (window 1)', () => {
 
   it('with the recheck_after_resolve_skipped breakage, executes the proposal that expired during resolve', async () => {
     const h = slowResolve(15 * MINUTE, { breakages: new Set(['recheck_after_resolve_skipped']) });
-    const prepared = await h.guard.prepare(h.refund, {
-      tenant: h.tenant,
-      input: refundArgs(),
-      principal,
-    });
-    const result = await h.guard.execute(h.refund, {
-      tenant: h.tenant,
-      proposal: prepared.proposal,
-    });
+    const { prepared, result } = await prepareAndExecute(h);
     expect(result.status).toBe('verified');
     expect(h.provider.calls.execute).toBe(1);
   });
