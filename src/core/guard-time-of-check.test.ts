@@ -73,7 +73,7 @@ describe('time of check after the drift check (window 1)', () => {
 
   it('with the recheck_after_resolve_skipped breakage, executes the proposal that expired during resolve', async () => {
     const h = slowResolve(15 * MINUTE, { breakages: new Set(['recheck_after_resolve_skipped']) });
-    const { prepared, result } = await prepareAndExecute(h);
+    const { result } = await prepareAndExecute(h);
     expect(result.status).toBe('verified');
     expect(h.provider.calls.execute).toBe(1);
   });
