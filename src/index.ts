@@ -19,6 +19,7 @@ export type {
   ExecutionItem,
   PolicyContext,
   PolicyVerdict,
+  ProposalContext,
   ResolveResult,
   VerifyContext,
   VerifyResult,
@@ -60,6 +61,7 @@ export type {
   ProposalView,
   ReaderAddress,
   RecordAuthorityOptions,
+  Scheduler,
 } from './core/guard.js';
 export type { KeyMaterial, KeyReference, KeyRing, KeyRingConfig } from './core/key-ring.js';
 export {

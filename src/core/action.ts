@@ -108,8 +108,8 @@ export interface PolicyVerdict {
   readonly reason: string;
 }
 
-/** What `execute` is given besides the input. */
-export interface ExecuteContext {
+/** What every host function is told about the proposal it acts on. */
+export interface ProposalContext {
   readonly tenant: string;
   readonly proposal: string;
   readonly semanticEffectKey: string;
@@ -121,6 +121,21 @@ export interface ExecuteContext {
   readonly providerIdempotencyKey: string;
   /** 0 for the first send, +1 per allowed resend. */
   readonly resendGeneration: number;
+}
+
+/**
+ * What `execute` is given besides the input: the proposal, and the lease it runs under. Once the
+ * lease ends a reconciler may take the proposal over, so stop at the deadline: hand `signal` to
+ * `fetch` (or your client) and send nothing after it fired.
+ */
+export interface ExecuteContext extends ProposalContext {
+  /** When this call's lease ends (epoch ms on the guard's clock); `signal` aborts then. */
+  readonly deadlineMs: number;
+  /**
+   * Aborted when the lease ends (its reason is a `SideguardError` with code `lease_ended`).
+   * A write still in flight at that moment may land: the settling window covers it.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** One step of an itemized execution. */
@@ -216,9 +231,10 @@ export interface ActionConfig<Schema extends InputShape> {
   readonly preview?: (input: z.output<Schema>) => JsonValue;
   readonly execute: (input: z.output<Schema>, context: ExecuteContext) => Promise<ExecuteResult>;
   readonly verify: (input: z.output<Schema>, context: VerifyContext) => Promise<VerifyResult>;
+  /** The drift check, run before the claim (no lease is held yet). */
   readonly resolve?: (
     input: z.output<Schema>,
-    context: ExecuteContext,
+    context: ProposalContext,
   ) => Promise<ResolveResult<z.output<Schema>>>;
   readonly compensate?: (
     input: z.output<Schema>,
@@ -228,15 +244,26 @@ export interface ActionConfig<Schema extends InputShape> {
   readonly readers?: readonly string[];
   /** @default 900_000 (15 minutes) */
   readonly proposalTtlMs?: number;
-  /** The settling window: how long after an unknown outcome before verifying. @default 0 */
+  /**
+   * The settling window: how long after `commit_started` the provider's "absent" is trusted
+   * (an unknown outcome is verified no earlier). With `allowResendAfterFinalAbsence` it must be
+   * at least `executionLeaseMs` (plus the provider's own settling time), so an earlier attempt
+   * can no longer land once a resend starts. @default 0
+   */
   readonly verificationDelayMs?: number;
   /** @default 5 */
   readonly maxVerificationAttempts?: number;
-  /** How long one executor, verifier or compensator holds a proposal. @default 30_000 */
+  /**
+   * How long one executor, verifier or compensator holds a proposal; its `signal` aborts when
+   * it ends. @default 30_000
+   */
   readonly executionLeaseMs?: number;
   /** @default 'single' */
   readonly effectKind?: EffectKind;
-  /** Whether a final "absent" from the provider allows a resend (I5). @default false */
+  /**
+   * Whether a final "absent" from the provider allows a resend (I5). Needs
+   * `verificationDelayMs >= executionLeaseMs`. @default false
+   */
   readonly allowResendAfterFinalAbsence?: boolean;
 }
 
@@ -337,6 +364,14 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): executionLeaseMs must be at least 1`,
     );
   }
+  const verificationDelayMs = positiveInteger(config.verificationDelayMs, 0, 'verificationDelayMs');
+  const allowResendAfterFinalAbsence = config.allowResendAfterFinalAbsence ?? false;
+  if (allowResendAfterFinalAbsence && verificationDelayMs < executionLeaseMs) {
+    throw new ConfigurationError(
+      'action_config_invalid',
+      `defineAction(${typeName}): allowResendAfterFinalAbsence needs verificationDelayMs >= executionLeaseMs (got ${verificationDelayMs} < ${executionLeaseMs}): a resend is safe only once no earlier attempt can still land, and an attempt may run until its lease ends. Set verificationDelayMs to at least ${executionLeaseMs} (plus the provider's own settling time), or shorten executionLeaseMs`,
+    );
+  }
   return {
     kind: 'sideguard.action',
     type,
@@ -346,10 +381,10 @@ export function defineAction<Schema extends InputShape>(
     protectedFields: [...config.protectedFields],
     approval: config.approval,
     proposalTtlMs: positiveInteger(config.proposalTtlMs, 900_000, 'proposalTtlMs'),
-    verificationDelayMs: positiveInteger(config.verificationDelayMs, 0, 'verificationDelayMs'),
+    verificationDelayMs,
     maxVerificationAttempts,
     executionLeaseMs,
     effectKind: config.effectKind ?? 'single',
-    allowResendAfterFinalAbsence: config.allowResendAfterFinalAbsence ?? false,
+    allowResendAfterFinalAbsence,
   };
 }

@@ -30,6 +30,7 @@ export type {
   ProposalView,
   ReaderAddress,
   RecordAuthorityOptions,
+  Scheduler,
 } from './guard/guard-types.js';
 
 /** Builds the runtime. Prefer the public `createGuard`, which fills defaults. */

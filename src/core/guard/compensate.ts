@@ -18,7 +18,7 @@ import {
 } from './guard-context.js';
 import type { GuardResult, ProposalAddress } from './guard-types.js';
 import { addReceipt, cleanReceipt, errorTag, receiptData, shortText } from './host-results.js';
-import { grantLease, leaseHeld } from './lease.js';
+import { grantLease, heldLease, leaseHeld, underLease } from './lease.js';
 import { recordLeased } from './leased-write.js';
 import { contextOf, openSnapshot, providerKeyOf } from './proposal-snapshot.js';
 
@@ -83,11 +83,17 @@ async function runCompensator(
 ): Promise<CompensationFinding> {
   const { input } = openSnapshot(context, action, leased);
   try {
-    const raw = await action.config.compensate?.(input as never, {
-      ...contextOf(leased),
-      receipts: leased.receipts,
-      compensationIdempotencyKey,
-    });
+    const compensate = action.config.compensate;
+    const raw = await underLease(context, heldLease(leased), (limits) =>
+      compensate === undefined
+        ? Promise.resolve(undefined)
+        : compensate(input as never, {
+            ...contextOf(leased),
+            ...limits,
+            receipts: leased.receipts,
+            compensationIdempotencyKey,
+          }),
+    );
     const receipt = raw?.kind === 'compensated' ? cleanReceipt(raw.receipt) : undefined;
     if (receipt) return { kind: 'compensated', receipt };
     const reason = (raw as { reason?: unknown } | undefined)?.reason;

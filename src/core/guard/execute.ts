@@ -28,7 +28,7 @@ import {
   normaliseExecuteResult,
   shortText,
 } from './host-results.js';
-import { grantLease } from './lease.js';
+import { countedAsRunning, grantLease, heldLease, underLease } from './lease.js';
 import { prepareProposal } from './prepare.js';
 import { contextOf, openSnapshot, outputPart, providerKeyOf } from './proposal-snapshot.js';
 import { tallyInForce } from './tally.js';
@@ -247,7 +247,7 @@ async function claimAndRun<A extends ActionDefinition>(
       action,
       claimed,
       input,
-      await runExecutor(action, claimed, input),
+      await runExecutor(context, action, claimed, input),
     ),
   );
 }
@@ -262,14 +262,25 @@ const claimedScope = (context: GuardContext, record: ProposalRecord): string =>
     ? `${record.effectScope}#unclaimed:${record.proposal}`
     : record.effectScope;
 
-/** Calls the host's executor; a throw is an unknown outcome, never a resend (I5). */
+/**
+ * Calls the host's executor under the claim's lease; a throw is an unknown outcome, never a
+ * resend (I5).
+ */
 async function runExecutor<A extends ActionDefinition>(
+  context: GuardContext,
   action: A,
   claimed: ProposalRecord,
   input: ActionInput<A>,
 ): Promise<NormalisedExecuteResult> {
+  const lease = heldLease(claimed);
   try {
-    return normaliseExecuteResult(await action.config.execute(input as never, contextOf(claimed)));
+    return normaliseExecuteResult(
+      await countedAsRunning(context, claimed, () =>
+        underLease(context, lease, (limits) =>
+          action.config.execute(input as never, { ...contextOf(claimed), ...limits }),
+        ),
+      ),
+    );
   } catch (error) {
     return { kind: 'failed_unknown', reason: `executor_threw${errorTag(error)}` };
   }

@@ -100,7 +100,7 @@ async function recordAccepted<A extends ActionDefinition>(
     }),
   ];
   const withOutput = { ...claimed, output: keptOutput(context, claimed, outcome.output) };
-  const verified = await callVerify(action, input, { ...withOutput, receipts }, 1);
+  const verified = await callVerify(context, action, input, { ...withOutput, receipts }, 1);
   events.push(draft(context, 'verification_observed', id, type, verificationData(verified, 1)));
   const next =
     verified.kind === 'present'

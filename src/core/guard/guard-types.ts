@@ -16,6 +16,19 @@ export interface Clock {
   now(): number;
 }
 
+/**
+ * Calls back when the guard's clock reaches a time: how the guard ends a lease (it aborts the
+ * `signal` an executor, verifier or compensator was given). Time is the injected clock's, so a
+ * manual clock needs a manual scheduler (`createManualClock` returns one that is both).
+ */
+export interface Scheduler {
+  /**
+   * Calls `callback` once, when the clock reaches `atMs` (epoch ms), or as soon as possible if
+   * it already has. Returns a function that cancels the call; calling it later does nothing.
+   */
+  at(atMs: number, callback: () => void): () => void;
+}
+
 /** Id generation. Inject a sequential generator for repeatable runs. */
 export interface Ids {
   /** A new, globally unique proposal id. */
@@ -43,6 +56,11 @@ export interface GuardCoreConfig {
   readonly store: GuardStore;
   readonly keyRing: KeyRing;
   readonly clock: Clock;
+  /**
+   * Ends leases on the clock's time. @default the clock itself when it is also a `Scheduler`
+   * (as `createManualClock`'s is); otherwise required.
+   */
+  readonly scheduler?: Scheduler;
   readonly ids: Ids;
   readonly randomBytes: (size: number) => Uint8Array;
   readonly events?: GuardEventSink;
