@@ -22,12 +22,8 @@ import {
   update,
 } from './guard-context.js';
 import type { GuardResult, ProposalAddress } from './guard-types.js';
-import {
-  errorTag,
-  type NormalisedExecuteResult,
-  normaliseExecuteResult,
-  shortText,
-} from './host-results.js';
+import { type NormalisedExecuteResult, normaliseExecuteResult } from './host-results.js';
+import { errorTag, readField, reasonCodeOf, safeText } from './host-text.js';
 import { countedAsRunning, grantLease, heldLease, underLease } from './lease.js';
 import { prepareProposal } from './prepare.js';
 import { contextOf, openSnapshot, outputPart, providerKeyOf } from './proposal-snapshot.js';
@@ -157,18 +153,24 @@ async function checkDrift<A extends ActionDefinition>(
   const resolve = action.config.resolve;
   if (resolve === undefined) return undefined;
   let resolved: Awaited<ReturnType<typeof resolve>>;
+  let kind: unknown;
   try {
     resolved = await resolve(input as never, contextOf(record));
+    kind = resolved?.kind;
   } catch (error) {
     throw new SideguardError(
       'resolve_failed',
-      `Failed to execute ${record.proposal}: the drift check (resolve) of ${action.typeName} threw, so nothing was claimed or sent; execute again when it can answer (${shortText(String(error), 200)})`,
+      `Failed to execute ${record.proposal}: the drift check (resolve) of ${action.typeName} threw, so nothing was claimed or sent; execute again when it can answer (${safeText(error)})`,
       { cause: error, data: { proposal: record.proposal } },
     );
   }
-  if (resolved?.kind !== 'drifted') return undefined;
+  if (kind !== 'drifted') return undefined;
   const freshId = context.ids.proposal();
-  const reasonCode = shortText(String(resolved.reason ?? 'drift'), 120);
+  const reasonCode = reasonCodeOf(
+    context.keyRing,
+    readField(resolved, 'reason') ?? 'drift',
+    'reason_not_a_code',
+  );
   const next = successor(context, record, {
     status: 'stale',
     reasonCode,
@@ -193,8 +195,8 @@ async function checkDrift<A extends ActionDefinition>(
     action,
     {
       tenant: record.tenant,
-      input: resolved.input ?? input,
-      facts: resolved.facts ?? facts,
+      input: readField(resolved, 'input') ?? input,
+      facts: readField(resolved, 'facts') ?? facts,
       principal: record.principal,
       ...(record.agent === null ? {} : { agent: record.agent }),
     },
@@ -275,6 +277,7 @@ async function runExecutor<A extends ActionDefinition>(
   const lease = heldLease(claimed);
   try {
     return normaliseExecuteResult(
+      context.keyRing,
       await countedAsRunning(context, claimed, () =>
         underLease(context, lease, (limits) =>
           action.config.execute(input as never, { ...contextOf(claimed), ...limits }),

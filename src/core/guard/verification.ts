@@ -23,13 +23,13 @@ import type { GuardResult } from './guard-types.js';
 import {
   addReceipt,
   type CheckedOutput,
-  errorTag,
   type NormalisedVerifyResult,
   normaliseVerifyResult,
   verificationData,
 } from './host-results.js';
+import { errorTag } from './host-text.js';
 import { attemptRunningHere, grantLease, heldLease, leaseHeld, underLease } from './lease.js';
-import { recordLeased } from './leased-write.js';
+import { recordLeased, recordOrFallBack } from './leased-write.js';
 import { contextOf, openSnapshot, sealOutput } from './proposal-snapshot.js';
 
 /** Statuses whose outcome is unknown and which verification may settle. */
@@ -53,6 +53,7 @@ export async function callVerify<A extends ActionDefinition>(
   const lease = heldLease(record);
   try {
     return normaliseVerifyResult(
+      context.keyRing,
       await underLease(context, lease, (limits) =>
         action.config.verify(input as never, {
           ...contextOf(record),
@@ -152,7 +153,19 @@ export async function verifyStep(
       record = await reload(context, record);
       continue;
     }
-    return recordVerification(context, action, leased, number + 1);
+    return recordOrFallBack(
+      context,
+      action,
+      leased,
+      () => recordVerification(context, action, leased, number + 1),
+      {
+        status: leased.status,
+        event: 'verification_observed',
+        reasonCode: 'verification_not_recordable',
+        dueAtMs: now + Math.max(action.verificationDelayMs, 1),
+        data: { result: 'unknown', attempt: number + 1 },
+      },
+    );
   }
   return resultOf(record, 'conflict', { reasonCode: 'too_much_contention' });
 }
