@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { JsonValue } from './canonical-json.js';
+import { checkContract, strictAtEveryDepth } from './contract-strictness.js';
 import { ConfigurationError } from './errors.js';
 import type { Receipt } from './store.js';
 import type { ChannelAssurance, PolicyDecision } from './vocabulary.js';
@@ -220,7 +221,11 @@ type InputShape = z.ZodObject<z.ZodRawShape>;
 /** Everything `defineAction` needs. Timing values are milliseconds. */
 export interface ActionConfig<Schema extends InputShape> {
   readonly type: ActionType;
-  /** A zod object; it is made strict (unknown fields rejected). Do not use `z.coerce`. */
+  /**
+   * A zod object. It is made strict at every depth (unknown keys rejected in nested objects,
+   * arrays, unions, records…); `z.coerce`, transforms, preprocess, `.catch()`, loose objects and
+   * intersections of objects are refused, since they would change or drop what the agent sent.
+   */
   readonly input: Schema;
   /** The fields whose canonical hash is the semantic effect key. Retry metadata stays out. */
   readonly protectedFields: readonly (keyof z.output<Schema> & string)[];
@@ -325,6 +330,7 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): input must be a z.object(...) schema`,
     );
   }
+  checkContract(typeName, config.input);
   const shapeKeys = new Set(Object.keys(config.input.shape));
   if (config.protectedFields.length === 0) {
     throw new ConfigurationError(
@@ -376,7 +382,7 @@ export function defineAction<Schema extends InputShape>(
     kind: 'sideguard.action',
     type,
     typeName,
-    schema: config.input.strict() as unknown as z.ZodType<z.output<Schema>>,
+    schema: strictAtEveryDepth(config.input) as unknown as z.ZodType<z.output<Schema>>,
     config,
     protectedFields: [...config.protectedFields],
     approval: config.approval,

@@ -235,6 +235,20 @@ describe('host values before anything was stored', () => {
     },
   );
 
+  it('rejects an input whose fields throw when the contract reads them', async () => {
+    const h = createHarness();
+    const input = refundArgs();
+    Object.defineProperty(input, 'orderId', {
+      enumerable: true,
+      get() {
+        throw new Error('hostile orderId');
+      },
+    });
+    const result = await h.guard.prepare(h.refund, { tenant: h.tenant, input, principal });
+    expect(result).toMatchObject({ outcome: 'rejected', reasonCode: 'contract_violation' });
+    expect(result.issues?.[0]?.code).toBe('input_unreadable');
+  });
+
   it('keeps a policy reason that is not a code as a stable code and digest', async () => {
     const h = createHarness();
     const refund = refundAction(h.provider, {

@@ -79,7 +79,19 @@ const issueOf = (path: string, code: string, error: unknown): ContractIssue => (
 
 /** Strict contract, canonical JSON and size checks: what is refused here is never stored. */
 function validateInput(action: ActionDefinition, options: PrepareOptions): Validation {
-  const parsed = action.schema.safeParse(options.input);
+  let parsed: ReturnType<typeof action.schema.safeParse>;
+  try {
+    parsed = action.schema.safeParse(options.input);
+  } catch (error) {
+    // A getter or proxy in the input threw while the contract read it.
+    return {
+      kind: 'invalid',
+      issues: [
+        issueOf('(root)', 'input_unreadable', `the input could not be read${errorTag(error)}`),
+      ],
+      reasonCode: 'contract_violation',
+    };
+  }
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, MAX_ISSUES).map((issue) => ({
       path: shortText(issue.path.map(String).join('.'), 120) || '(root)',
