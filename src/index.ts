@@ -56,11 +56,13 @@ export type {
   GuardEventSink,
   GuardResult,
   Ids,
+  OperatorFinding,
   PrepareOptions,
   ProposalAddress,
   ProposalView,
   ReaderAddress,
   RecordAuthorityOptions,
+  ResolveOutcomeOptions,
   Scheduler,
 } from './core/guard.js';
 export type { KeyMaterial, KeyReference, KeyRing, KeyRingConfig } from './core/key-ring.js';

@@ -247,6 +247,11 @@ export interface ActionConfig<Schema extends InputShape> {
   ) => Promise<CompensateResult>;
   /** Extra principals (besides the proposer and the declared authorities) who may read/erase. */
   readonly readers?: readonly string[];
+  /**
+   * Principals who may settle an unknown outcome with `resolveOutcome`, attesting what they
+   * found at the provider. @default none
+   */
+  readonly operators?: readonly string[];
   /** @default 900_000 (15 minutes) */
   readonly proposalTtlMs?: number;
   /**
@@ -304,6 +309,20 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
     );
   }
   return result;
+}
+
+function checkOperators(typeName: string, operators: readonly string[] | undefined): void {
+  if (operators === undefined) return;
+  const valid =
+    Array.isArray(operators) &&
+    operators.every((id) => typeof id === 'string' && id.trim() !== '' && id.length <= 256) &&
+    new Set(operators).size === operators.length;
+  if (!valid) {
+    throw new ConfigurationError(
+      'action_config_invalid',
+      `defineAction(${typeName}): operators must be distinct, non-empty principal ids`,
+    );
+  }
 }
 
 /** Declares an action once. Throws `ConfigurationError` on a contract that cannot be safe. */
@@ -370,6 +389,7 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): executionLeaseMs must be at least 1`,
     );
   }
+  checkOperators(typeName, config.operators);
   const verificationDelayMs = positiveInteger(config.verificationDelayMs, 0, 'verificationDelayMs');
   const allowResendAfterFinalAbsence = config.allowResendAfterFinalAbsence ?? false;
   if (allowResendAfterFinalAbsence && verificationDelayMs < executionLeaseMs) {

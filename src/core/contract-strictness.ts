@@ -70,7 +70,9 @@ function children(def: Definition, path: string): [Schema, string][] {
       add(def.element, `${path}[]`);
       break;
     case 'tuple':
-      (def.items as unknown[]).forEach((item, index) => add(item, `${path}[${index}]`));
+      for (const [index, item] of (def.items as unknown[]).entries()) {
+        add(item, `${path}[${index}]`);
+      }
       add(def.rest, `${path}[…]`);
       break;
     case 'union':
