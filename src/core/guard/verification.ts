@@ -153,11 +153,16 @@ export async function verifyStep(
       record = await reload(context, record);
       continue;
     }
+    // Outside the fallback: a snapshot that fails its commitment must fail loudly.
+    const { input } = openSnapshot(context, action, leased);
+    const verified = context.broken('resend_without_verification')
+      ? undefined
+      : await callVerify(context, action, input, leased, number + 1);
     return recordOrFallBack(
       context,
       action,
       leased,
-      () => recordVerification(context, action, leased, number + 1),
+      () => recordVerification(context, action, leased, number + 1, verified),
       {
         status: leased.status,
         event: 'verification_observed',
@@ -170,18 +175,18 @@ export async function verifyStep(
   return resultOf(record, 'conflict', { reasonCode: 'too_much_contention' });
 }
 
-/** Asks the provider once for a leased record and records what it said. */
+/**
+ * Records what the provider said for a leased record. With the `resend_without_verification`
+ * breakage the provider was not asked (`verified` is undefined) and a resend is allowed at once.
+ */
 async function recordVerification(
   context: GuardContext,
   action: ActionDefinition,
   leased: ProposalRecord,
   attemptNumber: number,
+  verified: NormalisedVerifyResult | undefined,
 ): Promise<GuardResult> {
-  if (context.broken('resend_without_verification')) {
-    return allowResend(context, action, leased, []);
-  }
-  const { input } = openSnapshot(context, action, leased);
-  const verified = await callVerify(context, action, input, leased, attemptNumber);
+  if (verified === undefined) return allowResend(context, action, leased, []);
   const events: LedgerEventDraft[] = [
     draft(
       context,
