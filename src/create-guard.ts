@@ -5,10 +5,11 @@ import {
   type Guard,
   type GuardEventSink,
   type Ids,
+  type Scheduler,
 } from './core/guard.js';
 import type { KeyRing } from './core/key-ring.js';
 import type { GuardStore } from './core/store.js';
-import { randomIds, systemClock, systemRandomBytes } from './runtime-defaults.js';
+import { randomIds, systemClock, systemRandomBytes, timerScheduler } from './runtime-defaults.js';
 
 /** What `createGuard` needs. */
 export interface GuardConfig {
@@ -18,6 +19,11 @@ export interface GuardConfig {
   readonly keyRing: KeyRing;
   /** @default the system clock */
   readonly clock?: Clock;
+  /**
+   * Ends leases on the clock's time (aborts the `signal` a host function was given).
+   * @default the clock itself when it schedules (a `createManualClock`), else real timers
+   */
+  readonly scheduler?: Scheduler;
   /** @default random UUID-based ids */
   readonly ids?: Ids;
   /** Receives allow-listed metadata after each durable decision; its failures are ignored. */
@@ -30,12 +36,20 @@ export interface GuardConfig {
   readonly randomBytes?: (size: number) => Uint8Array;
 }
 
+/** The clock when it schedules too (a manual clock), otherwise real timers on it. */
+const schedulerFor = (clock: Clock): Scheduler =>
+  typeof (clock as Partial<Scheduler>).at === 'function'
+    ? (clock as Clock & Scheduler)
+    : timerScheduler(clock);
+
 /** Creates a guard. */
 export function createGuard(config: GuardConfig): Guard {
+  const clock = config.clock ?? systemClock;
   return createGuardCore({
     store: config.store,
     keyRing: config.keyRing,
-    clock: config.clock ?? systemClock,
+    clock,
+    scheduler: config.scheduler ?? schedulerFor(clock),
     ids: config.ids ?? randomIds,
     randomBytes: config.randomBytes ?? systemRandomBytes,
     ...(config.events === undefined ? {} : { events: config.events }),

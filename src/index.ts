@@ -19,6 +19,7 @@ export type {
   ExecutionItem,
   PolicyContext,
   PolicyVerdict,
+  ProposalContext,
   ResolveResult,
   VerifyContext,
   VerifyResult,
@@ -55,11 +56,14 @@ export type {
   GuardEventSink,
   GuardResult,
   Ids,
+  OperatorFinding,
   PrepareOptions,
   ProposalAddress,
   ProposalView,
   ReaderAddress,
   RecordAuthorityOptions,
+  ResolveOutcomeOptions,
+  Scheduler,
 } from './core/guard.js';
 export type { KeyMaterial, KeyReference, KeyRing, KeyRingConfig } from './core/key-ring.js';
 export {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { JsonValue } from './canonical-json.js';
+import { checkContract, strictAtEveryDepth } from './contract-strictness.js';
 import { ConfigurationError } from './errors.js';
 import type { Receipt } from './store.js';
 import type { ChannelAssurance, PolicyDecision } from './vocabulary.js';
@@ -108,8 +109,8 @@ export interface PolicyVerdict {
   readonly reason: string;
 }
 
-/** What `execute` is given besides the input. */
-export interface ExecuteContext {
+/** What every host function is told about the proposal it acts on. */
+export interface ProposalContext {
   readonly tenant: string;
   readonly proposal: string;
   readonly semanticEffectKey: string;
@@ -121,6 +122,21 @@ export interface ExecuteContext {
   readonly providerIdempotencyKey: string;
   /** 0 for the first send, +1 per allowed resend. */
   readonly resendGeneration: number;
+}
+
+/**
+ * What `execute` is given besides the input: the proposal, and the lease it runs under. Once the
+ * lease ends a reconciler may take the proposal over, so stop at the deadline: hand `signal` to
+ * `fetch` (or your client) and send nothing after it fired.
+ */
+export interface ExecuteContext extends ProposalContext {
+  /** When this call's lease ends (epoch ms on the guard's clock); `signal` aborts then. */
+  readonly deadlineMs: number;
+  /**
+   * Aborted when the lease ends (its reason is a `SideguardError` with code `lease_ended`).
+   * A write still in flight at that moment may land: the settling window covers it.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** One step of an itemized execution. */
@@ -205,7 +221,11 @@ type InputShape = z.ZodObject<z.ZodRawShape>;
 /** Everything `defineAction` needs. Timing values are milliseconds. */
 export interface ActionConfig<Schema extends InputShape> {
   readonly type: ActionType;
-  /** A zod object; it is made strict (unknown fields rejected). Do not use `z.coerce`. */
+  /**
+   * A zod object. It is made strict at every depth (unknown keys rejected in nested objects,
+   * arrays, unions, records…); `z.coerce`, transforms, preprocess, `.catch()`, loose objects and
+   * intersections of objects are refused, since they would change or drop what the agent sent.
+   */
   readonly input: Schema;
   /** The fields whose canonical hash is the semantic effect key. Retry metadata stays out. */
   readonly protectedFields: readonly (keyof z.output<Schema> & string)[];
@@ -216,9 +236,10 @@ export interface ActionConfig<Schema extends InputShape> {
   readonly preview?: (input: z.output<Schema>) => JsonValue;
   readonly execute: (input: z.output<Schema>, context: ExecuteContext) => Promise<ExecuteResult>;
   readonly verify: (input: z.output<Schema>, context: VerifyContext) => Promise<VerifyResult>;
+  /** The drift check, run before the claim (no lease is held yet). */
   readonly resolve?: (
     input: z.output<Schema>,
-    context: ExecuteContext,
+    context: ProposalContext,
   ) => Promise<ResolveResult<z.output<Schema>>>;
   readonly compensate?: (
     input: z.output<Schema>,
@@ -226,17 +247,33 @@ export interface ActionConfig<Schema extends InputShape> {
   ) => Promise<CompensateResult>;
   /** Extra principals (besides the proposer and the declared authorities) who may read/erase. */
   readonly readers?: readonly string[];
+  /**
+   * Principals who may settle an unknown outcome with `resolveOutcome`, attesting what they
+   * found at the provider. @default none
+   */
+  readonly operators?: readonly string[];
   /** @default 900_000 (15 minutes) */
   readonly proposalTtlMs?: number;
-  /** The settling window: how long after an unknown outcome before verifying. @default 0 */
+  /**
+   * The settling window: how long after `commit_started` the provider's "absent" is trusted
+   * (an unknown outcome is verified no earlier). With `allowResendAfterFinalAbsence` it must be
+   * at least `executionLeaseMs` (plus the provider's own settling time), so an earlier attempt
+   * can no longer land once a resend starts. @default 0
+   */
   readonly verificationDelayMs?: number;
   /** @default 5 */
   readonly maxVerificationAttempts?: number;
-  /** How long one executor, verifier or compensator holds a proposal. @default 30_000 */
+  /**
+   * How long one executor, verifier or compensator holds a proposal; its `signal` aborts when
+   * it ends. @default 30_000
+   */
   readonly executionLeaseMs?: number;
   /** @default 'single' */
   readonly effectKind?: EffectKind;
-  /** Whether a final "absent" from the provider allows a resend (I5). @default false */
+  /**
+   * Whether a final "absent" from the provider allows a resend (I5). Needs
+   * `verificationDelayMs >= executionLeaseMs`. @default false
+   */
   readonly allowResendAfterFinalAbsence?: boolean;
 }
 
@@ -274,6 +311,20 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
   return result;
 }
 
+function checkOperators(typeName: string, operators: readonly string[] | undefined): void {
+  if (operators === undefined) return;
+  const valid =
+    Array.isArray(operators) &&
+    operators.every((id) => typeof id === 'string' && id.trim() !== '' && id.length <= 256) &&
+    new Set(operators).size === operators.length;
+  if (!valid) {
+    throw new ConfigurationError(
+      'action_config_invalid',
+      `defineAction(${typeName}): operators must be distinct, non-empty principal ids`,
+    );
+  }
+}
+
 /** Declares an action once. Throws `ConfigurationError` on a contract that cannot be safe. */
 export function defineAction<Schema extends InputShape>(
   config: ActionConfig<Schema>,
@@ -298,6 +349,7 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): input must be a z.object(...) schema`,
     );
   }
+  checkContract(typeName, config.input);
   const shapeKeys = new Set(Object.keys(config.input.shape));
   if (config.protectedFields.length === 0) {
     throw new ConfigurationError(
@@ -337,19 +389,28 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): executionLeaseMs must be at least 1`,
     );
   }
+  checkOperators(typeName, config.operators);
+  const verificationDelayMs = positiveInteger(config.verificationDelayMs, 0, 'verificationDelayMs');
+  const allowResendAfterFinalAbsence = config.allowResendAfterFinalAbsence ?? false;
+  if (allowResendAfterFinalAbsence && verificationDelayMs < executionLeaseMs) {
+    throw new ConfigurationError(
+      'action_config_invalid',
+      `defineAction(${typeName}): allowResendAfterFinalAbsence needs verificationDelayMs >= executionLeaseMs (got ${verificationDelayMs} < ${executionLeaseMs}): a resend is safe only once no earlier attempt can still land, and an attempt may run until its lease ends. Set verificationDelayMs to at least ${executionLeaseMs} (plus the provider's own settling time), or shorten executionLeaseMs`,
+    );
+  }
   return {
     kind: 'sideguard.action',
     type,
     typeName,
-    schema: config.input.strict() as unknown as z.ZodType<z.output<Schema>>,
+    schema: strictAtEveryDepth(config.input) as unknown as z.ZodType<z.output<Schema>>,
     config,
     protectedFields: [...config.protectedFields],
     approval: config.approval,
     proposalTtlMs: positiveInteger(config.proposalTtlMs, 900_000, 'proposalTtlMs'),
-    verificationDelayMs: positiveInteger(config.verificationDelayMs, 0, 'verificationDelayMs'),
+    verificationDelayMs,
     maxVerificationAttempts,
     executionLeaseMs,
     effectKind: config.effectKind ?? 'single',
-    allowResendAfterFinalAbsence: config.allowResendAfterFinalAbsence ?? false,
+    allowResendAfterFinalAbsence,
   };
 }

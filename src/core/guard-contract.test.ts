@@ -282,15 +282,21 @@ describe('policy', () => {
     expect(provider.calls.execute).toBe(0);
   });
 
-  it('refuses a policy that returns something outside the vocabulary', async () => {
-    const { guard, tenant, provider } = createHarness();
+  it('rejects the proposal, storing nothing, when the policy answers outside the vocabulary', async () => {
+    const { guard, tenant, provider, store } = createHarness();
     const { refundAction } = await import('../../test/support/guard-harness.js');
     const odd = refundAction(provider, {
       policy: () => ({ decision: 'maybe' as never, reason: 'x' }),
     });
-    await expect(
-      guard.prepare(odd, { tenant, input: refundArgs(), principal: 'p' }),
-    ).rejects.toMatchObject({ code: 'policy_result_invalid' });
+    const result = await guard.prepare(odd, { tenant, input: refundArgs(), principal: 'p' });
+    expect(result).toMatchObject({
+      outcome: 'rejected',
+      status: null,
+      reasonCode: 'policy_result_invalid',
+    });
+    expect(await store.getProposal(tenant, result.proposal)).toBeUndefined();
+    const events = await store.readLedger({ tenant });
+    expect(events.map((event) => event.type)).toEqual(['contract_rejected']);
   });
 });
 

@@ -235,6 +235,7 @@ describe('unknown outcomes and verification', () => {
     const refund = refundAction(provider, {
       allowResendAfterFinalAbsence: true,
       verificationDelayMs: 2_000,
+      executionLeaseMs: 2_000,
     });
     provider.steps = ['lost_before_write'];
     provider.absentAnswer = 'absent_final';
@@ -263,10 +264,17 @@ describe('unknown outcomes and verification', () => {
   });
 
   it('does not resend after a final absence when the action did not declare resends safe', async () => {
-    const { guard, refund, tenant, provider } = createHarness();
+    const { guard, refund, tenant, provider, clock } = createHarness();
     provider.steps = ['lost_before_write'];
     provider.absentAnswer = 'absent_final';
-    const result = await guard.run(refund, { tenant, input: refundArgs(), principal });
+    const first = await guard.run(refund, { tenant, input: refundArgs(), principal });
+    // "Absent" is trusted only once the attempt's lease has ended (window 2).
+    expect(first).toMatchObject({
+      outcome: 'verification_pending',
+      reasonCode: 'absence_not_yet_trusted',
+    });
+    clock.advance(refund.executionLeaseMs);
+    const result = await guard.reconcile(refund, { tenant, proposal: first.proposal });
     expect(result).toMatchObject({ outcome: 'verification_unresolved' });
     expect(result.reasonCode).toBe('absent_but_resend_not_declared');
     expect((await guard.execute(refund, { tenant, proposal: result.proposal })).outcome).toBe(

@@ -11,6 +11,7 @@ import { expireDue } from './guard/expiry.js';
 import { createGuardContext } from './guard/guard-context.js';
 import type { Guard, GuardCoreConfig } from './guard/guard-types.js';
 import { exportLedger, replayFromLedger, verifyLedger } from './guard/ledger-access.js';
+import { resolveOutcome } from './guard/operator-resolution.js';
 import { prepareProposal } from './guard/prepare.js';
 import { eraseProposal, readProposal } from './guard/read-erase.js';
 import { reconcileProposal, resumeVerification, sweepDue } from './guard/reconcile.js';
@@ -25,11 +26,14 @@ export type {
   GuardEventSink,
   GuardResult,
   Ids,
+  OperatorFinding,
   PrepareOptions,
   ProposalAddress,
   ProposalView,
   ReaderAddress,
   RecordAuthorityOptions,
+  ResolveOutcomeOptions,
+  Scheduler,
 } from './guard/guard-types.js';
 
 /** Builds the runtime. Prefer the public `createGuard`, which fills defaults. */
@@ -44,6 +48,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     compensate: (action, address) => compensateProposal(context, action, address),
     expireDue: (action, address) => expireDue(context, action, address),
     sweep: (action, options) => sweepDue(context, action, options),
+    resolveOutcome: (action, options) => resolveOutcome(context, action, options),
     read: (action, address) => readProposal(context, action, address),
     erase: (action, address) => eraseProposal(context, action, address),
     run: async (action, options) => {

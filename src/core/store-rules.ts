@@ -8,6 +8,7 @@ import {
   CLAIM_RELEASING_STATUSES,
   INITIAL_STATUSES,
   isAllowedTransition,
+  OPERATOR_ONLY_TRANSITIONS,
   type ProposalStatus,
 } from './vocabulary.js';
 
@@ -48,11 +49,44 @@ export function assertCommitShape(write: StoreCommit): void {
   if (write.claim !== undefined && write.proposal?.record.proposal !== write.claim.proposal) {
     fail('an effect claim must be taken in the same commit that writes its proposal');
   }
+  if (write.proposal?.kind === 'update') assertTransitionEvidence(write, write.proposal);
   for (const evidence of write.evidence ?? []) {
     if (evidence.tenant !== write.tenant) fail('evidence tenant differs from the commit tenant');
   }
   for (const event of write.events) {
     if (event.proposal !== null && typeof event.proposal !== 'string') fail('event proposal');
+  }
+}
+
+type ProposalUpdate = Extract<NonNullable<StoreCommit['proposal']>, { kind: 'update' }>;
+
+/**
+ * Refuses a move that needs more than the transition table: `→ executing` without the effect
+ * claim in the same commit (I1), an operator-only move without the operator's attestation, and
+ * `→ verified` with no receipt unless an operator attested it.
+ */
+function assertTransitionEvidence(write: StoreCommit, update: ProposalUpdate): void {
+  const { record, expectedStatus: from } = update;
+  const to = record.status;
+  const refuse = (why: string): never => {
+    throw new StoreInvariantError(
+      'illegal_transition',
+      `Refused store commit: ${from} -> ${to} ${why}`,
+      { data: { from, to } },
+    );
+  };
+  if (to === 'executing' && write.claim?.proposal !== record.proposal) {
+    refuse('must take the semantic-effect claim in the same commit');
+  }
+  const attested = write.events.some(
+    (event) => event.type === 'operator_resolved' && event.proposal === record.proposal,
+  );
+  if (attested) return;
+  if (OPERATOR_ONLY_TRANSITIONS.some(([a, b]) => a === from && b === to)) {
+    refuse('is made only by an attested operator resolution (an operator_resolved event)');
+  }
+  if (to === 'verified' && from !== 'verified' && record.receipts.length === 0) {
+    refuse('needs a receipt, or an attested operator resolution');
   }
 }
 

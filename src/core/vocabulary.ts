@@ -84,6 +84,8 @@ export const LedgerEventType = {
   compensation_started: 'compensation_started',
   compensation_failed: 'compensation_failed',
   compensated: 'compensated',
+  /** An operator attested what they found at the provider for an unknown outcome. */
+  operator_resolved: 'operator_resolved',
   erased: 'erased',
 } as const;
 export type LedgerEventType = (typeof LedgerEventType)[keyof typeof LedgerEventType];
@@ -138,8 +140,11 @@ const ERASABLE: readonly ProposalStatus[] = [
 ];
 
 /**
- * The transition table. A self-transition (same status, revision + 1) records a lease, an
- * attempt or evidence without changing status, and is listed explicitly where it is allowed.
+ * The transition table: exactly the moves the guard makes. A self-transition (same status,
+ * revision + 1) records a lease, an attempt or evidence without changing status, and is listed
+ * explicitly where it is allowed. Some moves need more than the table (see `store-rules.ts`):
+ * `→ executing` takes the effect claim in the same commit, and `OPERATOR_ONLY_TRANSITIONS`
+ * carry an `operator_resolved` event.
  */
 export const TRANSITIONS: Readonly<Record<ProposalStatus, readonly ProposalStatus[]>> = {
   awaiting_authority: [
@@ -161,7 +166,6 @@ export const TRANSITIONS: Readonly<Record<ProposalStatus, readonly ProposalStatu
     'erased',
   ],
   executing: [
-    'executing',
     'verified',
     'verification_pending',
     'failed_known',
@@ -180,17 +184,10 @@ export const TRANSITIONS: Readonly<Record<ProposalStatus, readonly ProposalStatu
   verification_pending: [
     'verification_pending',
     'verified',
-    'failed_known',
     'authorized',
     'verification_unresolved',
   ],
-  verification_unresolved: [
-    'verification_unresolved',
-    'verification_pending',
-    'verified',
-    'failed_known',
-    'authorized',
-  ],
+  verification_unresolved: ['verification_unresolved', 'verified', 'failed_known', 'authorized'],
   partially_succeeded: ['partially_succeeded', 'compensated'],
   compensation_required: ['compensation_required', 'compensated'],
   verified: ['erased'],
@@ -208,6 +205,21 @@ for (const status of ERASABLE) {
     throw new Error(`transition table: ${status} must be erasable`);
   }
 }
+
+/**
+ * Moves only an operator's attested resolution makes: an unknown outcome declared certainly
+ * absent. The store refuses them unless the commit carries an `operator_resolved` event.
+ */
+export const OPERATOR_ONLY_TRANSITIONS: readonly (readonly [ProposalStatus, ProposalStatus])[] = [
+  ['failed_unknown', 'failed_known'],
+  ['verification_unresolved', 'failed_known'],
+];
+
+/** Statuses an operator may resolve: the outcome is unknown and the guard cannot settle it. */
+export const OPERATOR_RESOLVABLE_STATUSES: ReadonlySet<ProposalStatus> = new Set([
+  'failed_unknown',
+  'verification_unresolved',
+]);
 
 /** Statuses a proposal may be created in. */
 export const INITIAL_STATUSES: ReadonlySet<ProposalStatus> = new Set([

@@ -216,7 +216,8 @@ export function defineRefundAction(
     proposalTtlMs: 30 * 60_000,
     verificationDelayMs: 2_000,
     maxVerificationAttempts: 5,
-    executionLeaseMs: 10_000,
+    // Resends are declared safe, so the lease may not outlast the settling window.
+    executionLeaseMs: 2_000,
     effectKind: 'single',
     // A charge's refund list is authoritative once the settling window has passed.
     allowResendAfterFinalAbsence: true,
@@ -304,7 +305,8 @@ export function defineRefundAndCloseAction(
     proposalTtlMs: 30 * 60_000,
     verificationDelayMs: 2_000,
     maxVerificationAttempts: 5,
-    executionLeaseMs: 10_000,
+    // Resends are declared safe, so the lease may not outlast the settling window.
+    executionLeaseMs: 2_000,
     effectKind: 'all_or_nothing',
     allowResendAfterFinalAbsence: true,
   });

@@ -34,7 +34,14 @@ export type ProviderStep =
   /** Writes, then the executor throws (e.g. a socket reset). */
   | 'throw_after_write'
   /** Writes and then never answers until `release()` is called. */
-  | 'hang_after_write';
+  | 'hang_after_write'
+  /**
+   * Hangs before sending until `release()` (then writes and answers) — unless its lease's
+   * signal aborts first: then it sends nothing and throws the signal's reason, as `fetch` does.
+   */
+  | 'hang_then_write'
+  /** As `hang_then_write`, but ignores the signal: released after its lease, it still writes. */
+  | 'hang_then_write_ignoring_signal';
 
 /** What `verify` answers when no write is found for the key. */
 export type AbsentAnswer = 'absent_final' | 'absent_not_final' | 'unknown';
@@ -137,6 +144,18 @@ export function refundAction(
           const receipt = write();
           await new Promise<void>((resolve) => provider.waiting.push(resolve));
           return { kind: 'accepted', receipt };
+        }
+        case 'hang_then_write':
+        case 'hang_then_write_ignoring_signal': {
+          const heed = step === 'hang_then_write';
+          await new Promise<void>((resolve, reject) => {
+            provider.waiting.push(resolve);
+            if (heed) {
+              if (context.signal.aborted) reject(context.signal.reason);
+              context.signal.addEventListener('abort', () => reject(context.signal.reason));
+            }
+          });
+          return { kind: 'accepted', receipt: write() };
         }
       }
     },

@@ -14,7 +14,7 @@ import {
 import type { LedgerEventDraft } from '../ledger.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
-import { expire } from './expiry.js';
+import { expire, isExpiredAt } from './expiry.js';
 import {
   after,
   checkAction,
@@ -114,6 +114,8 @@ export async function recordAuthority(
   const digest = evidenceDigest(evidence);
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
     const now = context.clock.now();
+    // Authority arriving after the time to live ends the proposal, whatever the evidence says.
+    if (isExpiredAt(record, now)) return expire(context, action, record);
     const problem = checkEvidence(boundOrNot(context, evidence, record), {
       tenant: who.tenant,
       record,
@@ -132,7 +134,6 @@ export async function recordAuthority(
     if (record.status !== 'awaiting_authority' && record.status !== 'authorized') {
       return resultOf(record);
     }
-    if (now >= record.expiresAtMs) return expire(context, action, record);
     const rule = action.approval;
     if (rule === undefined) {
       return rejectEvidence(context, who, record, 'approval_not_required', 'no approval rule');

@@ -2,9 +2,9 @@
  * `compensate`: undo a committed write after a later step failed (I6), under a lease, with a
  * compensation idempotency key that stays stable across retries.
  */
-import type { ActionDefinition } from '../action.js';
+import type { ActionDefinition, CompensateResult } from '../action.js';
 import { ConfigurationError } from '../errors.js';
-import type { ProposalRecord, Receipt } from '../store.js';
+import type { ProposalRecord } from '../store.js';
 import {
   after,
   draft,
@@ -17,14 +17,13 @@ import {
   update,
 } from './guard-context.js';
 import type { GuardResult, ProposalAddress } from './guard-types.js';
-import { addReceipt, cleanReceipt, errorTag, receiptData, shortText } from './host-results.js';
-import { grantLease, leaseHeld } from './lease.js';
-import { recordLeased } from './leased-write.js';
+import { addReceipt, normaliseCompensateResult, receiptData } from './host-results.js';
+import { errorTag } from './host-text.js';
+import { grantLease, heldLease, leaseHeld, underLease } from './lease.js';
+import { recordLeased, recordOrFallBack } from './leased-write.js';
 import { contextOf, openSnapshot, providerKeyOf } from './proposal-snapshot.js';
 
-type CompensationFinding =
-  | { readonly kind: 'compensated'; readonly receipt: Receipt }
-  | { readonly kind: 'failed'; readonly reason: string };
+type CompensationFinding = CompensateResult;
 
 /** Compensates a proposal in `compensation_required` or `partially_succeeded`. */
 export async function compensateProposal(
@@ -70,7 +69,18 @@ export async function compensateProposal(
       continue;
     }
     const finding = await runCompensator(context, action, leased, compensationIdempotencyKey);
-    return recordCompensation(context, action, leased, finding);
+    return recordOrFallBack(
+      context,
+      action,
+      leased,
+      () => recordCompensation(context, action, leased, finding),
+      {
+        status: leased.status,
+        event: 'compensation_failed',
+        reasonCode: 'compensation_not_recordable',
+        dueAtMs: null,
+      },
+    );
   }
   return resultOf(record, 'conflict', { reasonCode: 'too_much_contention' });
 }
@@ -82,19 +92,18 @@ async function runCompensator(
   compensationIdempotencyKey: string,
 ): Promise<CompensationFinding> {
   const { input } = openSnapshot(context, action, leased);
+  const compensate = action.config.compensate;
+  if (compensate === undefined) return { kind: 'failed', reason: 'compensation_not_declared' };
   try {
-    const raw = await action.config.compensate?.(input as never, {
-      ...contextOf(leased),
-      receipts: leased.receipts,
-      compensationIdempotencyKey,
-    });
-    const receipt = raw?.kind === 'compensated' ? cleanReceipt(raw.receipt) : undefined;
-    if (receipt) return { kind: 'compensated', receipt };
-    const reason = (raw as { reason?: unknown } | undefined)?.reason;
-    return {
-      kind: 'failed',
-      reason: shortText(String(reason ?? 'compensation_result_invalid'), 120),
-    };
+    const raw = await underLease(context, heldLease(leased), (limits) =>
+      compensate(input as never, {
+        ...contextOf(leased),
+        ...limits,
+        receipts: leased.receipts,
+        compensationIdempotencyKey,
+      }),
+    );
+    return normaliseCompensateResult(context.keyRing, raw);
   } catch (error) {
     return { kind: 'failed', reason: `compensator_threw${errorTag(error)}` };
   }

@@ -22,13 +22,9 @@ import {
   update,
 } from './guard-context.js';
 import type { GuardResult, ProposalAddress } from './guard-types.js';
-import {
-  errorTag,
-  type NormalisedExecuteResult,
-  normaliseExecuteResult,
-  shortText,
-} from './host-results.js';
-import { grantLease } from './lease.js';
+import { type NormalisedExecuteResult, normaliseExecuteResult } from './host-results.js';
+import { errorTag, readField, reasonCodeOf, safeText } from './host-text.js';
+import { countedAsRunning, grantLease, heldLease, underLease } from './lease.js';
 import { prepareProposal } from './prepare.js';
 import { contextOf, openSnapshot, outputPart, providerKeyOf } from './proposal-snapshot.js';
 import { tallyInForce } from './tally.js';
@@ -73,18 +69,37 @@ async function executeOnce(
     return done(resultOf(record, 'stale', { freshProposal: record.supersededBy }));
   }
   if (record.status !== 'authorized') return done(resultOf(record));
-  const now = context.clock.now();
+  const checkedAt = context.clock.now();
+  const refused = await checkStillExecutable(context, action, record, checkedAt);
+  if (refused !== undefined) return refused;
+  const { input, facts } = openSnapshot(context, action, record);
+  if (action.config.resolve === undefined) {
+    return claimAndRun(context, action, record, input, checkedAt);
+  }
+  const drift = await checkDrift(context, action, record, input, facts);
+  if (drift !== undefined) return drift;
+  if (context.broken('recheck_after_resolve_skipped')) {
+    return claimAndRun(context, action, record, input, checkedAt);
+  }
+  // The drift check may have run for long: decide again with the time it returned at, and let
+  // the lease start now (window 1: the time of check is the time of use).
+  const resolvedAt = context.clock.now();
+  const lapsed = await checkStillExecutable(context, action, record, resolvedAt);
+  if (lapsed !== undefined) return lapsed;
+  return claimAndRun(context, action, record, input, resolvedAt);
+}
+
+/** The proposal's time to live and the authority in force, checked at `now` (I2). */
+async function checkStillExecutable(
+  context: GuardContext,
+  action: ActionDefinition,
+  record: ProposalRecord,
+  now: number,
+): Promise<Step | undefined> {
   if (now >= record.expiresAtMs && !context.broken('expiry_not_checked')) {
     return done(await expire(context, action, record));
   }
-  const { input, facts } = openSnapshot(context, action, record);
-  const lapsed = await checkAuthorityInForce(context, action, record, now);
-  if (lapsed !== undefined) return lapsed;
-  if (action.config.resolve !== undefined) {
-    const drift = await checkDrift(context, action, record, input, facts);
-    if (drift !== undefined) return drift;
-  }
-  return claimAndRun(context, action, record, input, now);
+  return checkAuthorityInForce(context, action, record, now);
 }
 
 /** For a proposal that needed approval: the tally must still be satisfied now (I2, I9). */
@@ -138,18 +153,24 @@ async function checkDrift<A extends ActionDefinition>(
   const resolve = action.config.resolve;
   if (resolve === undefined) return undefined;
   let resolved: Awaited<ReturnType<typeof resolve>>;
+  let kind: unknown;
   try {
     resolved = await resolve(input as never, contextOf(record));
+    kind = resolved?.kind;
   } catch (error) {
     throw new SideguardError(
       'resolve_failed',
-      `Failed to execute ${record.proposal}: the drift check (resolve) of ${action.typeName} threw, so nothing was claimed or sent; execute again when it can answer (${shortText(String(error), 200)})`,
+      `Failed to execute ${record.proposal}: the drift check (resolve) of ${action.typeName} threw, so nothing was claimed or sent; execute again when it can answer (${safeText(error)})`,
       { cause: error, data: { proposal: record.proposal } },
     );
   }
-  if (resolved?.kind !== 'drifted') return undefined;
+  if (kind !== 'drifted') return undefined;
   const freshId = context.ids.proposal();
-  const reasonCode = shortText(String(resolved.reason ?? 'drift'), 120);
+  const reasonCode = reasonCodeOf(
+    context.keyRing,
+    readField(resolved, 'reason') ?? 'drift',
+    'reason_not_a_code',
+  );
   const next = successor(context, record, {
     status: 'stale',
     reasonCode,
@@ -174,8 +195,8 @@ async function checkDrift<A extends ActionDefinition>(
     action,
     {
       tenant: record.tenant,
-      input: resolved.input ?? input,
-      facts: resolved.facts ?? facts,
+      input: readField(resolved, 'input') ?? input,
+      facts: readField(resolved, 'facts') ?? facts,
       principal: record.principal,
       ...(record.agent === null ? {} : { agent: record.agent }),
     },
@@ -228,7 +249,7 @@ async function claimAndRun<A extends ActionDefinition>(
       action,
       claimed,
       input,
-      await runExecutor(action, claimed, input),
+      await runExecutor(context, action, claimed, input),
     ),
   );
 }
@@ -243,14 +264,26 @@ const claimedScope = (context: GuardContext, record: ProposalRecord): string =>
     ? `${record.effectScope}#unclaimed:${record.proposal}`
     : record.effectScope;
 
-/** Calls the host's executor; a throw is an unknown outcome, never a resend (I5). */
+/**
+ * Calls the host's executor under the claim's lease; a throw is an unknown outcome, never a
+ * resend (I5).
+ */
 async function runExecutor<A extends ActionDefinition>(
+  context: GuardContext,
   action: A,
   claimed: ProposalRecord,
   input: ActionInput<A>,
 ): Promise<NormalisedExecuteResult> {
+  const lease = heldLease(claimed);
   try {
-    return normaliseExecuteResult(await action.config.execute(input as never, contextOf(claimed)));
+    return normaliseExecuteResult(
+      context.keyRing,
+      await countedAsRunning(context, claimed, () =>
+        underLease(context, lease, (limits) =>
+          action.config.execute(input as never, { ...contextOf(claimed), ...limits }),
+        ),
+      ),
+    );
   } catch (error) {
     return { kind: 'failed_unknown', reason: `executor_threw${errorTag(error)}` };
   }

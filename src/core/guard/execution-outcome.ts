@@ -17,13 +17,38 @@ import {
   receiptData,
   verificationData,
 } from './host-results.js';
-import { recordLeased } from './leased-write.js';
+import { recordLeased, recordOrFallBack } from './leased-write.js';
 import { callVerify, keptOutput, verifyStep } from './verification.js';
 
 type Partial = Extract<NormalisedExecuteResult, { kind: 'partial' }>;
 
-/** Records one executor result for a proposal claimed as `claimed`. */
-export async function recordExecution<A extends ActionDefinition>(
+/**
+ * Records one executor result for a proposal claimed as `claimed`. Whatever goes wrong while
+ * recording it, the proposal leaves `executing` as an unknown outcome (then verified): the
+ * executor has run, so its effect may exist.
+ */
+export function recordExecution<A extends ActionDefinition>(
+  context: GuardContext,
+  action: A,
+  claimed: ProposalRecord,
+  input: ActionInput<A>,
+  outcome: NormalisedExecuteResult,
+): Promise<GuardResult> {
+  return recordOrFallBack(
+    context,
+    action,
+    claimed,
+    () => recordOutcome(context, action, claimed, input, outcome),
+    {
+      status: 'failed_unknown',
+      event: 'commit_outcome_unknown',
+      reasonCode: 'outcome_not_recordable',
+      dueAtMs: context.clock.now() + action.verificationDelayMs,
+    },
+  );
+}
+
+async function recordOutcome<A extends ActionDefinition>(
   context: GuardContext,
   action: A,
   claimed: ProposalRecord,
@@ -100,7 +125,7 @@ async function recordAccepted<A extends ActionDefinition>(
     }),
   ];
   const withOutput = { ...claimed, output: keptOutput(context, claimed, outcome.output) };
-  const verified = await callVerify(action, input, { ...withOutput, receipts }, 1);
+  const verified = await callVerify(context, action, input, { ...withOutput, receipts }, 1);
   events.push(draft(context, 'verification_observed', id, type, verificationData(verified, 1)));
   const next =
     verified.kind === 'present'

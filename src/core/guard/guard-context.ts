@@ -23,6 +23,7 @@ import type {
   GuardResult,
   Ids,
   ProposalAddress,
+  Scheduler,
 } from './guard-types.js';
 
 /** How often an operation retries a compare-and-set that lost a race before answering `conflict`. */
@@ -33,8 +34,15 @@ export interface GuardContext {
   readonly store: GuardStore;
   readonly keyRing: KeyRing;
   readonly clock: Clock;
+  /** Ends leases on the clock's time (aborts the signal the host's function was given). */
+  readonly scheduler: Scheduler;
   readonly ids: Ids;
   readonly randomBytes: (size: number) => Uint8Array;
+  /**
+   * Executor calls running in this process, counted per `tenant \u0000 proposal`: a resend
+   * never starts while one of them is still running, whatever its lease says.
+   */
+  readonly running: Map<string, number>;
   /** The audience authority evidence must name. */
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
@@ -79,12 +87,25 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     store: config.store,
     keyRing: config.keyRing,
     clock: config.clock,
+    scheduler: schedulerOf(config),
     ids: config.ids,
     randomBytes: config.randomBytes,
+    running: new Map(),
     audience: config.audience ?? 'sideguard',
     emit,
     broken: breakageCheck(config.breakages),
   };
+}
+
+/** The configured scheduler, or the clock when it schedules too (as a manual clock does). */
+function schedulerOf(config: GuardCoreConfig): Scheduler {
+  if (config.scheduler !== undefined) return config.scheduler;
+  const clock = config.clock as Clock & Partial<Scheduler>;
+  if (typeof clock.at === 'function') return clock as Scheduler;
+  throw new ConfigurationError(
+    'scheduler_missing',
+    'createGuardCore needs a scheduler that ends leases on the injected clock (createGuard supplies timers; createManualClock returns a clock that schedules)',
+  );
 }
 
 const STATUS_OUTCOME: Readonly<Record<ProposalStatus, Outcome>> = {

@@ -16,6 +16,19 @@ export interface Clock {
   now(): number;
 }
 
+/**
+ * Calls back when the guard's clock reaches a time: how the guard ends a lease (it aborts the
+ * `signal` an executor, verifier or compensator was given). Time is the injected clock's, so a
+ * manual clock needs a manual scheduler (`createManualClock` returns one that is both).
+ */
+export interface Scheduler {
+  /**
+   * Calls `callback` once, when the clock reaches `atMs` (epoch ms), or as soon as possible if
+   * it already has. Returns a function that cancels the call; calling it later does nothing.
+   */
+  at(atMs: number, callback: () => void): () => void;
+}
+
 /** Id generation. Inject a sequential generator for repeatable runs. */
 export interface Ids {
   /** A new, globally unique proposal id. */
@@ -43,6 +56,11 @@ export interface GuardCoreConfig {
   readonly store: GuardStore;
   readonly keyRing: KeyRing;
   readonly clock: Clock;
+  /**
+   * Ends leases on the clock's time. @default the clock itself when it is also a `Scheduler`
+   * (as `createManualClock`'s is); otherwise required.
+   */
+  readonly scheduler?: Scheduler;
   readonly ids: Ids;
   readonly randomBytes: (size: number) => Uint8Array;
   readonly events?: GuardEventSink;
@@ -152,6 +170,27 @@ export interface RecordAuthorityOptions {
   readonly authenticatedAuthority: string;
 }
 
+/** What an operator found at the provider for an unknown outcome. */
+export type OperatorFinding =
+  /** The provider certainly has no such write (and none can still land). */
+  | { readonly kind: 'absent' }
+  /** The write exists: its receipt. */
+  | { readonly kind: 'present'; readonly receipt: Receipt };
+
+/** Arguments of `resolveOutcome`. */
+export interface ResolveOutcomeOptions {
+  readonly tenant: string;
+  readonly proposal: string;
+  /** The operator the host authenticated; must be one of the action's `operators`. */
+  readonly operator: string;
+  readonly finding: OperatorFinding;
+  /**
+   * What the operator checked and where. It may hold private text, so the ledger keeps only a
+   * keyed digest. At most 4,096 characters.
+   */
+  readonly note?: string;
+}
+
 /** Addresses one proposal. */
 export interface ProposalAddress {
   readonly tenant: string;
@@ -183,6 +222,15 @@ export interface Guard {
     action: A,
     options: { readonly tenant: string; readonly limit?: number },
   ): Promise<readonly GuardResult[]>;
+  /**
+   * An operator's attested finding for an unknown outcome (`failed_unknown` or
+   * `verification_unresolved`): `absent` → `failed_known` (the effect is released), `present` →
+   * `verified` with the receipt. Only the action's declared `operators`; others get not-found.
+   */
+  resolveOutcome<A extends ActionDefinition>(
+    action: A,
+    options: ResolveOutcomeOptions,
+  ): Promise<GuardResult>;
   read<A extends ActionDefinition>(action: A, address: ReaderAddress): Promise<ProposalView>;
   erase<A extends ActionDefinition>(action: A, address: ReaderAddress): Promise<GuardResult>;
   /** prepare + execute when no approval is needed (or resumes an authorized replay). */

@@ -1,46 +1,49 @@
 /**
  * What the host's functions return (execute, verify, compensate) is untrusted: this module turns
- * any returned value into one the guard can always record — bounded, JSON-safe and free of
- * private text — so a host value can never stop the guard from recording an outcome.
+ * any returned value — a wrong shape, hostile getters, lone surrogates, huge or private text —
+ * into one the guard can always record: bounded, JSON-safe and free of private text. None of
+ * these functions throws, so a host value can never stop the guard from recording an outcome
+ * it has already caused.
  */
-import type { ExecuteResult, VerifyResult } from '../action.js';
+import type { CompensateResult, ExecuteResult, VerifyResult } from '../action.js';
 import { canonicalize, type JsonValue } from '../canonical-json.js';
+import type { KeyRing } from '../key-ring.js';
 import type { Receipt } from '../store.js';
+import { readField, reasonCodeOf } from './host-text.js';
+
+export { errorTag, shortText } from './host-text.js';
 
 /** The largest private output (canonical JSON bytes) the guard keeps for an effect. */
 export const MAX_OUTPUT_BYTES = 256 * 1024;
 
-/** Cuts text to `max` characters for messages and reason codes. */
-export const shortText = (value: string, max = 200): string =>
-  value.length > max ? `${value.slice(0, max)}…` : value;
+/** The most steps one partial result may report; more makes the outcome unknown (verified). */
+export const MAX_EXECUTION_ITEMS = 64;
+
+/** The largest receipt `details` (canonical JSON characters) kept; larger details are dropped. */
+const MAX_RECEIPT_DETAILS_CHARS = 4_096;
+
+/** Receipt ids: printable and well-formed, 1 to 256 code points. */
+const RECEIPT_ID = /^[^\p{Cc}\p{Cs}]{1,256}$/u;
+
+/** Provider names: a short ASCII code. */
+const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 /**
- * A ledger-safe tag for a thrown error: its `code` (e.g. `ECONNRESET`) or class name, never its
- * message, which may quote provider text about a customer (I8).
+ * Keeps a receipt to non-private, bounded, JSON-safe fields, or undefined when its id or
+ * provider is unusable (then the write it stands for is verified instead of trusted).
  */
-export function errorTag(error: unknown): string {
-  const { code, name } = (typeof error === 'object' && error !== null ? error : {}) as {
-    code?: unknown;
-    name?: unknown;
-  };
-  const tag = [code, name].find(
-    (value): value is string => typeof value === 'string' && /^[A-Za-z0-9_.-]{1,48}$/.test(value),
-  );
-  return tag === undefined ? '' : `:${tag}`;
-}
-
-/** Keeps receipts to non-private, bounded, JSON-safe fields. */
 export function cleanReceipt(receipt: unknown): Receipt | undefined {
-  if (typeof receipt !== 'object' || receipt === null) return undefined;
-  const { id, provider, details } = receipt as Record<string, unknown>;
-  if (typeof id !== 'string' || id === '' || id.length > 256) return undefined;
-  if (typeof provider !== 'string' || provider === '' || provider.length > 64) return undefined;
-  if (details === undefined) return { id, provider };
+  const id = readField(receipt, 'id');
+  const provider = readField(receipt, 'provider');
+  if (typeof id !== 'string' || !RECEIPT_ID.test(id)) return undefined;
+  if (typeof provider !== 'string' || !PROVIDER_NAME.test(provider)) return undefined;
+  const details = readField(receipt, 'details');
+  if (typeof details !== 'object' || details === null || Array.isArray(details)) {
+    return { id, provider };
+  }
   try {
     const json = canonicalize(details);
-    if (json.length > 4096 || typeof details !== 'object' || Array.isArray(details)) {
-      return { id, provider };
-    }
+    if (json.length > MAX_RECEIPT_DETAILS_CHARS) return { id, provider };
     return { id, provider, details: JSON.parse(json) as Record<string, JsonValue> };
   } catch {
     return { id, provider };
@@ -86,42 +89,58 @@ export type NormalisedExecuteResult =
   | Exclude<ExecuteResult, { kind: 'accepted' }>
   | { readonly kind: 'accepted'; readonly receipt: Receipt; readonly output: CheckedOutput };
 
-/** Turns whatever `execute` returned into a result the guard can record. */
-export function normaliseExecuteResult(value: unknown): NormalisedExecuteResult {
-  const result = value as ExecuteResult | undefined;
-  switch (result?.kind) {
+type Item = Extract<ExecuteResult, { kind: 'partial' }>['items'][number];
+
+/** One reported step, normalised; a committed step without a usable receipt becomes unknown. */
+function normaliseItem(keyRing: KeyRing, item: unknown): Item {
+  const receipt = cleanReceipt(readField(item, 'receipt'));
+  const reported = readField(item, 'outcome');
+  const outcome = reported === 'committed' || reported === 'failed' ? reported : 'unknown';
+  const reason = readField(item, 'reason');
+  return {
+    step: reasonCodeOf(keyRing, readField(item, 'step') ?? 'step', 'step_not_a_code'),
+    outcome: outcome === 'committed' && receipt === undefined ? 'unknown' : outcome,
+    ...(receipt ? { receipt } : {}),
+    ...(reason === undefined || reason === null || reason === ''
+      ? {}
+      : { reason: reasonCodeOf(keyRing, reason, 'reason_not_a_code') }),
+  };
+}
+
+/** The reported steps, or undefined when they are not a usable list. */
+function normaliseItems(keyRing: KeyRing, items: unknown): Item[] | undefined {
+  try {
+    if (!Array.isArray(items) || items.length === 0 || items.length > MAX_EXECUTION_ITEMS) {
+      return undefined;
+    }
+    return Array.from(items, (item) => normaliseItem(keyRing, item));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Turns whatever `execute` returned into a result the guard can record. Never throws. */
+export function normaliseExecuteResult(keyRing: KeyRing, value: unknown): NormalisedExecuteResult {
+  const kind = readField(value, 'kind');
+  switch (kind) {
     case 'accepted': {
-      const receipt = cleanReceipt(result.receipt);
+      const receipt = cleanReceipt(readField(value, 'receipt'));
       return receipt
-        ? { kind: 'accepted', receipt, output: checkOutput(result.output) }
+        ? { kind: 'accepted', receipt, output: checkOutput(readField(value, 'output')) }
         : { kind: 'failed_unknown', reason: 'executor_receipt_invalid' };
     }
     case 'failed_known':
     case 'failed_unknown':
       return {
-        kind: result.kind,
-        reason: shortText(String(result.reason ?? 'unspecified'), 120),
+        kind,
+        reason: reasonCodeOf(keyRing, readField(value, 'reason'), 'reason_not_a_code'),
       };
-    case 'partial':
-      if (Array.isArray(result.items) && result.items.length > 0) {
-        return {
-          kind: 'partial',
-          items: result.items.map((item) => {
-            const receipt = cleanReceipt(item?.receipt);
-            const outcome =
-              item?.outcome === 'committed' || item?.outcome === 'failed'
-                ? item.outcome
-                : 'unknown';
-            return {
-              step: shortText(String(item?.step ?? 'step'), 64),
-              outcome: outcome === 'committed' && receipt === undefined ? 'unknown' : outcome,
-              ...(receipt ? { receipt } : {}),
-              ...(item?.reason ? { reason: shortText(String(item.reason), 120) } : {}),
-            };
-          }),
-        };
-      }
-      return { kind: 'failed_unknown', reason: 'executor_result_invalid' };
+    case 'partial': {
+      const items = normaliseItems(keyRing, readField(value, 'items'));
+      return items === undefined
+        ? { kind: 'failed_unknown', reason: 'executor_items_invalid' }
+        : { kind: 'partial', items };
+    }
     default:
       return { kind: 'failed_unknown', reason: 'executor_result_invalid' };
   }
@@ -132,19 +151,37 @@ export type NormalisedVerifyResult =
   | Exclude<VerifyResult, { kind: 'present' }>
   | { readonly kind: 'present'; readonly receipt: Receipt; readonly output: CheckedOutput };
 
-/** Turns whatever `verify` returned into a result the guard can record. */
-export function normaliseVerifyResult(value: unknown): NormalisedVerifyResult {
-  const result = value as VerifyResult | undefined;
-  if (result?.kind === 'present') {
-    const receipt = cleanReceipt(result.receipt);
+/** Turns whatever `verify` returned into a result the guard can record. Never throws. */
+export function normaliseVerifyResult(keyRing: KeyRing, value: unknown): NormalisedVerifyResult {
+  const kind = readField(value, 'kind');
+  if (kind === 'present') {
+    const receipt = cleanReceipt(readField(value, 'receipt'));
     return receipt
-      ? { kind: 'present', receipt, output: checkOutput(result.output) }
+      ? { kind: 'present', receipt, output: checkOutput(readField(value, 'output')) }
       : { kind: 'unknown', reason: 'verifier_receipt_invalid' };
   }
-  if (result?.kind === 'absent') return { kind: 'absent', final: result.final === true };
+  if (kind === 'absent') return { kind: 'absent', final: readField(value, 'final') === true };
+  if (kind !== 'unknown') return { kind: 'unknown', reason: 'verifier_result_invalid' };
+  const reason = readField(value, 'reason');
   return {
     kind: 'unknown',
-    reason: shortText(String((result as { reason?: unknown })?.reason ?? 'unknown'), 120),
+    reason: reason === undefined ? 'unknown' : reasonCodeOf(keyRing, reason, 'reason_not_a_code'),
+  };
+}
+
+/** What a compensator reported, normalised. Never throws. */
+export function normaliseCompensateResult(keyRing: KeyRing, value: unknown): CompensateResult {
+  if (readField(value, 'kind') === 'compensated') {
+    const receipt = cleanReceipt(readField(value, 'receipt'));
+    if (receipt) return { kind: 'compensated', receipt };
+    return { kind: 'failed', reason: 'compensation_receipt_invalid' };
+  }
+  if (readField(value, 'kind') !== 'failed') {
+    return { kind: 'failed', reason: 'compensation_result_invalid' };
+  }
+  return {
+    kind: 'failed',
+    reason: reasonCodeOf(keyRing, readField(value, 'reason'), 'reason_not_a_code'),
   };
 }
 

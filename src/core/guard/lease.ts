@@ -3,6 +3,7 @@
  * proposal at a time; once its lease has ended, a reconciler may take the proposal over.
  */
 import type { ActionDefinition } from '../action.js';
+import { SideguardError, StoreInvariantError } from '../errors.js';
 import type { ProposalRecord } from '../store.js';
 import type { GuardContext } from './guard-context.js';
 
@@ -22,3 +23,72 @@ export const grantLease = (
   action: ActionDefinition,
   nowMs: number,
 ): Lease => ({ owner: context.ids.lease(), expiresAtMs: nowMs + action.executionLeaseMs });
+
+/** The lease a record taken by this call holds; a record without one is a bug in the guard. */
+export function heldLease(record: ProposalRecord): Lease {
+  if (record.lease === null) {
+    throw new StoreInvariantError(
+      'lease_missing',
+      `Proposal ${record.proposal} was taken without a lease (status ${record.status})`,
+    );
+  }
+  return record.lease;
+}
+
+/** What a host function running under a lease is given: the lease's end, and its signal. */
+export interface LeaseLimits {
+  readonly deadlineMs: number;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Runs one executor, verifier or compensator call under `lease`: it gets the lease's end as
+ * its deadline and a signal the scheduler aborts when the clock reaches it. The timer is
+ * cancelled once the call settles.
+ */
+export async function underLease<T>(
+  context: GuardContext,
+  lease: Lease,
+  run: (limits: LeaseLimits) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const cancel = context.scheduler.at(lease.expiresAtMs, () => {
+    controller.abort(
+      new SideguardError(
+        'lease_ended',
+        `The lease held by ${lease.owner} ended at ${new Date(lease.expiresAtMs).toISOString()}; stop and send nothing more`,
+      ),
+    );
+  });
+  try {
+    return await run({ deadlineMs: lease.expiresAtMs, signal: controller.signal });
+  } finally {
+    cancel();
+  }
+}
+
+const runningKey = (record: ProposalRecord): string => `${record.tenant}\u0000${record.proposal}`;
+
+/**
+ * Runs an executor call, counting it as running in this process until it settles — whether it
+ * heeded its signal or not. See {@link attemptRunningHere}.
+ */
+export async function countedAsRunning<T>(
+  context: GuardContext,
+  record: ProposalRecord,
+  run: () => Promise<T>,
+): Promise<T> {
+  const key = runningKey(record);
+  context.running.set(key, (context.running.get(key) ?? 0) + 1);
+  try {
+    return await run();
+  } finally {
+    const left = (context.running.get(key) ?? 1) - 1;
+    if (left === 0) context.running.delete(key);
+    else context.running.set(key, left);
+  }
+}
+
+/** True while an executor call for this proposal still runs in this process. */
+export const attemptRunningHere = (context: GuardContext, record: ProposalRecord): boolean =>
+  context.running.has(runningKey(record));

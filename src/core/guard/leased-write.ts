@@ -7,8 +7,19 @@ import type { ActionDefinition } from '../action.js';
 import type { JsonValue } from '../canonical-json.js';
 import type { LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord } from '../store.js';
-import { commit, draft, type GuardContext, reload, resultOf, update } from './guard-context.js';
+import type { LedgerEventType, ProposalStatus } from '../vocabulary.js';
+import {
+  after,
+  commit,
+  draft,
+  type GuardContext,
+  reload,
+  resultOf,
+  successor,
+  update,
+} from './guard-context.js';
 import type { GuardResult } from './guard-types.js';
+import { errorTag } from './host-text.js';
 import { outputPart } from './proposal-snapshot.js';
 
 /**
@@ -36,4 +47,54 @@ export async function recordLeased(
     ],
   });
   return resultOf(await reload(context, held));
+}
+
+/** What to record when the real finding cannot be: a status and an event, nothing the host gave. */
+export interface FallbackRecord {
+  readonly status: ProposalStatus;
+  readonly event: LedgerEventType;
+  readonly reasonCode: string;
+  readonly dueAtMs: number | null;
+  /** More event data, from the guard only. */
+  readonly data?: Record<string, JsonValue>;
+}
+
+/**
+ * Records a finding with `record`; if that throws (a value nobody foresaw, a bug), records
+ * `fallback` against the lease instead — carrying only the guard's own codes — so an outcome
+ * the host already caused is never left unrecorded in `executing`. If the fallback cannot be
+ * recorded either (the store is down), the original error is thrown and the lease's end hands
+ * the proposal to a reconciler.
+ */
+export async function recordOrFallBack(
+  context: GuardContext,
+  action: ActionDefinition,
+  held: ProposalRecord,
+  record: () => Promise<GuardResult>,
+  fallback: FallbackRecord,
+): Promise<GuardResult> {
+  try {
+    return await record();
+  } catch (error) {
+    const next = successor(context, held, {
+      status: fallback.status,
+      reasonCode: fallback.reasonCode,
+      lease: null,
+      dueAtMs: fallback.dueAtMs,
+    });
+    const data = {
+      ...fallback.data,
+      reasonCode: fallback.reasonCode,
+      cause: `guard_error${errorTag(error)}`,
+    };
+    let written: Awaited<ReturnType<typeof update>>;
+    try {
+      written = await update(context, held, next, {
+        events: [draft(context, fallback.event, held.proposal, action.typeName, data, after(next))],
+      });
+    } catch {
+      throw error;
+    }
+    return written.kind === 'committed' ? resultOf(next) : resultOf(await reload(context, held));
+  }
 }

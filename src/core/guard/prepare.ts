@@ -7,12 +7,7 @@ import type { ActionDefinition } from '../action.js';
 import { canonicalize, type JsonValue } from '../canonical-json.js';
 import { computeCommitment, sha256Hex } from '../commitment.js';
 import { sealEnvelope } from '../envelope.js';
-import {
-  ConfigurationError,
-  ContractViolationError,
-  SideguardError,
-  StoreInvariantError,
-} from '../errors.js';
+import { ContractViolationError, SideguardError, StoreInvariantError } from '../errors.js';
 import type { LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord } from '../store.js';
 import {
@@ -36,7 +31,7 @@ import type {
   GuardResult,
   PrepareOptions,
 } from './guard-types.js';
-import { shortText } from './host-results.js';
+import { errorTag, readField, reasonCodeOf, shortText, wellFormed } from './host-text.js';
 import { commitmentPayload, effectKeyOf, outputPart, snapshotAad } from './proposal-snapshot.js';
 
 const MAX_INPUT_BYTES = 64 * 1024;
@@ -64,6 +59,8 @@ interface ValidInput {
   readonly inputJson: JsonValue;
   readonly facts: JsonValue;
   readonly factsJson: string;
+  /** The action's preview of the input, canonical; undefined when it has none. */
+  readonly preview: JsonValue | undefined;
 }
 
 type Validation =
@@ -82,7 +79,19 @@ const issueOf = (path: string, code: string, error: unknown): ContractIssue => (
 
 /** Strict contract, canonical JSON and size checks: what is refused here is never stored. */
 function validateInput(action: ActionDefinition, options: PrepareOptions): Validation {
-  const parsed = action.schema.safeParse(options.input);
+  let parsed: ReturnType<typeof action.schema.safeParse>;
+  try {
+    parsed = action.schema.safeParse(options.input);
+  } catch (error) {
+    // A getter or proxy in the input threw while the contract read it.
+    return {
+      kind: 'invalid',
+      issues: [
+        issueOf('(root)', 'input_unreadable', `the input could not be read${errorTag(error)}`),
+      ],
+      reasonCode: 'contract_violation',
+    };
+  }
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, MAX_ISSUES).map((issue) => ({
       path: shortText(issue.path.map(String).join('.'), 120) || '(root)',
@@ -130,19 +139,68 @@ function validateInput(action: ActionDefinition, options: PrepareOptions): Valid
       reasonCode: 'input_too_large',
     };
   }
+  const preview = previewOf(action, input);
+  if (preview.kind === 'invalid') return preview;
   return {
     kind: 'valid',
-    value: { input, inputJson: JSON.parse(canonicalInput) as JsonValue, facts, factsJson },
+    value: {
+      input,
+      inputJson: JSON.parse(canonicalInput) as JsonValue,
+      facts,
+      factsJson,
+      preview: preview.preview,
+    },
   };
 }
 
-/** Runs the action's policy and checks its verdict is one the guard can act on. */
-function decidePolicy(
-  who: Proposing,
-  valid: ValidInput,
-): { readonly decision: PolicyDecision; readonly reasonCode: string } {
+/** The action's preview of a valid input, as canonical JSON; a preview that throws refuses it. */
+function previewOf(
+  action: ActionDefinition,
+  input: Record<string, unknown>,
+):
+  | { readonly kind: 'valid'; readonly preview: JsonValue | undefined }
+  | Extract<Validation, { kind: 'invalid' }> {
+  const render = action.config.preview;
+  if (render === undefined) return { kind: 'valid', preview: undefined };
+  try {
+    const preview = render(input as never);
+    if (preview === undefined) return { kind: 'valid', preview: undefined };
+    return { kind: 'valid', preview: JSON.parse(canonicalize(preview)) as JsonValue };
+  } catch (error) {
+    // The preview is private: neither it nor the error's message reaches the ledger.
+    return {
+      kind: 'invalid',
+      issues: [
+        {
+          path: '(preview)',
+          code: 'preview_invalid',
+          message: `the preview of ${action.typeName} threw or is not canonical JSON${errorTag(error)}`,
+        },
+      ],
+      reasonCode: 'preview_invalid',
+    };
+  }
+}
+
+/** The policy's verdict, checked; or why the guard cannot act on it. */
+type PolicyOutcome =
+  | {
+      readonly kind: 'decided';
+      readonly decision: PolicyDecision;
+      readonly reasonCode: string;
+    }
+  | { readonly kind: 'refused'; readonly reasonCode: string; readonly message: string };
+
+const POLICY_DECISIONS: ReadonlySet<unknown> = new Set(['allow', 'require_approval', 'block']);
+
+/**
+ * Runs the action's policy and checks its verdict is one the guard can act on. A policy that
+ * throws or answers something unusable refuses the proposal (nothing is stored but the
+ * refusal); it never makes `prepare` throw.
+ */
+function decidePolicy(context: GuardContext, who: Proposing, valid: ValidInput): PolicyOutcome {
   const { action } = who;
-  let verdict: { decision: string; reason: string };
+  let verdict: unknown;
   try {
     verdict = action.config.policy(valid.input, {
       tenant: who.tenant,
@@ -152,30 +210,38 @@ function decidePolicy(
       facts: valid.facts,
     });
   } catch (error) {
-    throw new SideguardError(
-      'policy_failed',
-      `The policy of ${action.typeName} threw: ${String(error)}`,
-      { cause: error },
-    );
+    return {
+      kind: 'refused',
+      reasonCode: 'policy_failed',
+      // The error's message may quote the input: only its class or code reaches the ledger.
+      message: `the policy of ${action.typeName} threw${errorTag(error)}`,
+    };
   }
+  const decision = readField(verdict, 'decision');
+  const reason = readField(verdict, 'reason');
   if (
-    (verdict?.decision !== 'allow' &&
-      verdict?.decision !== 'require_approval' &&
-      verdict?.decision !== 'block') ||
-    typeof verdict.reason !== 'string'
+    !POLICY_DECISIONS.has(decision) ||
+    typeof reason !== 'string' ||
+    wellFormed(reason) !== reason
   ) {
-    throw new ConfigurationError(
-      'policy_result_invalid',
-      `The policy of ${action.typeName} must return { decision: 'allow' | 'require_approval' | 'block', reason: string }`,
-    );
+    return {
+      kind: 'refused',
+      reasonCode: 'policy_result_invalid',
+      message: `the policy of ${action.typeName} must return { decision: 'allow' | 'require_approval' | 'block', reason: string } with well-formed text`,
+    };
   }
-  if (verdict.decision === 'require_approval' && action.approval === undefined) {
-    throw new ConfigurationError(
-      'approval_rule_missing',
-      `The policy of ${action.typeName} required approval, but the action declares no approval rule`,
-    );
+  if (decision === 'require_approval' && action.approval === undefined) {
+    return {
+      kind: 'refused',
+      reasonCode: 'approval_rule_missing',
+      message: `the policy of ${action.typeName} required approval, but the action declares no approval rule`,
+    };
   }
-  return { decision: verdict.decision, reasonCode: shortText(verdict.reason, 120) };
+  return {
+    kind: 'decided',
+    decision: decision as PolicyDecision,
+    reasonCode: reasonCodeOf(context.keyRing, reason, 'policy_reason_not_a_code'),
+  };
 }
 
 /** Records why an input was refused; nothing else is stored. */
@@ -232,7 +298,11 @@ export async function prepareProposal(
   const valid = validation.value;
   const semanticEffectKey = effectKeyOf(context, who.tenant, action, valid.input);
   const effectScope = `${action.typeName}#${semanticEffectKey}`;
-  const verdict = decidePolicy(who, valid);
+  const verdict = decidePolicy(context, who, valid);
+  if (verdict.kind === 'refused') {
+    const issue = { path: '(policy)', code: verdict.reasonCode, message: verdict.message };
+    return reject(context, who, [issue], verdict.reasonCode);
+  }
   const existing = (await context.store.listProposalsByEffect(who.tenant, effectScope)).find(
     (record) =>
       !EFFECT_RELEASED_STATUSES.has(record.status) && record.proposal !== link?.supersedes,
@@ -278,7 +348,7 @@ async function recordDryRun(
       }),
     ],
   });
-  const preview = who.action.config.preview?.(valid.input as never);
+  const preview = valid.preview;
   return {
     proposal: who.proposal,
     status: null,
@@ -329,7 +399,7 @@ async function insertProposal(
 ): Promise<GuardResult> {
   const { action, tenant, proposal } = who;
   const now = context.clock.now();
-  const preview = action.config.preview?.(valid.input as never);
+  const preview = valid.preview;
   const base = {
     tenant,
     proposal,

@@ -3,7 +3,7 @@
  * commitment over what was proposed, and the encrypted snapshot (input, facts, preview) and
  * output, opened only after the commitment checks out.
  */
-import type { ActionDefinition, ActionInput, ExecuteContext } from '../action.js';
+import type { ActionDefinition, ActionInput, ProposalContext } from '../action.js';
 import type { JsonValue } from '../canonical-json.js';
 import { keyedDigest, sha256Hex, verifyCommitment } from '../commitment.js';
 import { openEnvelope, type SealedEnvelope, sealEnvelope } from '../envelope.js';
@@ -138,7 +138,7 @@ export function openOutput(context: GuardContext, record: ProposalRecord): JsonV
 }
 
 /** What `execute`, `verify`, `resolve` and `compensate` are told about the proposal. */
-export const contextOf = (record: ProposalRecord): ExecuteContext => ({
+export const contextOf = (record: ProposalRecord): ProposalContext => ({
   tenant: record.tenant,
   proposal: record.proposal,
   semanticEffectKey: record.semanticEffectKey,

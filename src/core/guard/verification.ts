@@ -23,13 +23,13 @@ import type { GuardResult } from './guard-types.js';
 import {
   addReceipt,
   type CheckedOutput,
-  errorTag,
   type NormalisedVerifyResult,
   normaliseVerifyResult,
   verificationData,
 } from './host-results.js';
-import { grantLease, leaseHeld } from './lease.js';
-import { recordLeased } from './leased-write.js';
+import { errorTag } from './host-text.js';
+import { attemptRunningHere, grantLease, heldLease, leaseHeld, underLease } from './lease.js';
+import { recordLeased, recordOrFallBack } from './leased-write.js';
 import { contextOf, openSnapshot, sealOutput } from './proposal-snapshot.js';
 
 /** Statuses whose outcome is unknown and which verification may settle. */
@@ -39,20 +39,29 @@ export const VERIFIABLE: ReadonlySet<ProposalStatus> = new Set([
   'verification_unresolved',
 ]);
 
-/** Calls the host's verifier; a throw is an unknown answer, never a failure of the guard. */
+/**
+ * Calls the host's verifier under the lease `record` holds; a throw is an unknown answer, never
+ * a failure of the guard.
+ */
 export async function callVerify<A extends ActionDefinition>(
+  context: GuardContext,
   action: A,
   input: ActionInput<A>,
   record: ProposalRecord,
   attempt: number,
 ): Promise<NormalisedVerifyResult> {
+  const lease = heldLease(record);
   try {
     return normaliseVerifyResult(
-      await action.config.verify(input as never, {
-        ...contextOf(record),
-        receipts: record.receipts,
-        attempt,
-      }),
+      context.keyRing,
+      await underLease(context, lease, (limits) =>
+        action.config.verify(input as never, {
+          ...contextOf(record),
+          ...limits,
+          receipts: record.receipts,
+          attempt,
+        }),
+      ),
     );
   } catch (error) {
     return { kind: 'unknown', reason: `verifier_threw${errorTag(error)}` };
@@ -72,16 +81,29 @@ export function keptOutput(
   return output.kind === 'kept' ? sealOutput(context, record, output.output) : null;
 }
 
-async function commitStartedAtMs(
+/**
+ * From when the provider's final "absent" may be trusted (epoch ms): once the settling window
+ * after the latest `commit_started` has passed AND that attempt's lease has ended, so no earlier
+ * attempt can still be running (window 2). Never while an executor call for the proposal still
+ * runs in this process, whatever its lease says.
+ */
+export async function absenceTrustedFromMs(
   context: GuardContext,
+  action: ActionDefinition,
   record: ProposalRecord,
-): Promise<number | undefined> {
+): Promise<number> {
+  if (attemptRunningHere(context, record)) return Number.POSITIVE_INFINITY;
   const events = await context.store.readLedger({
     tenant: record.tenant,
     proposal: record.proposal,
   });
   const started = events.filter((event) => event.type === 'commit_started').at(-1);
-  return started === undefined ? undefined : Date.parse(started.at);
+  if (started === undefined) return Number.POSITIVE_INFINITY;
+  const startedAtMs = Date.parse(started.at);
+  const leaseEnd = started.data.leaseExpiresAt;
+  const leaseEndsAtMs = typeof leaseEnd === 'string' ? Date.parse(leaseEnd) : Number.NaN;
+  const trusted = Math.max(startedAtMs + action.verificationDelayMs, leaseEndsAtMs);
+  return Number.isNaN(trusted) ? Number.POSITIVE_INFINITY : trusted;
 }
 
 /**
@@ -131,23 +153,40 @@ export async function verifyStep(
       record = await reload(context, record);
       continue;
     }
-    return recordVerification(context, action, leased, number + 1);
+    // Outside the fallback: a snapshot that fails its commitment must fail loudly.
+    const { input } = openSnapshot(context, action, leased);
+    const verified = context.broken('resend_without_verification')
+      ? undefined
+      : await callVerify(context, action, input, leased, number + 1);
+    return recordOrFallBack(
+      context,
+      action,
+      leased,
+      () => recordVerification(context, action, leased, number + 1, verified),
+      {
+        status: leased.status,
+        event: 'verification_observed',
+        reasonCode: 'verification_not_recordable',
+        dueAtMs: now + Math.max(action.verificationDelayMs, 1),
+        data: { result: 'unknown', attempt: number + 1 },
+      },
+    );
   }
   return resultOf(record, 'conflict', { reasonCode: 'too_much_contention' });
 }
 
-/** Asks the provider once for a leased record and records what it said. */
+/**
+ * Records what the provider said for a leased record. With the `resend_without_verification`
+ * breakage the provider was not asked (`verified` is undefined) and a resend is allowed at once.
+ */
 async function recordVerification(
   context: GuardContext,
   action: ActionDefinition,
   leased: ProposalRecord,
   attemptNumber: number,
+  verified: NormalisedVerifyResult | undefined,
 ): Promise<GuardResult> {
-  if (context.broken('resend_without_verification')) {
-    return allowResend(context, action, leased, []);
-  }
-  const { input } = openSnapshot(context, action, leased);
-  const verified = await callVerify(action, input, leased, attemptNumber);
+  if (verified === undefined) return allowResend(context, action, leased, []);
   const events: LedgerEventDraft[] = [
     draft(
       context,
@@ -169,17 +208,28 @@ async function recordVerification(
     stampLast(events, next);
     return recordLeased(context, action, leased, next, events, {});
   }
-  const settled = finalAbsence(context, verified)
-    ? ((await commitStartedAtMs(context, leased)) ?? Number.POSITIVE_INFINITY) +
-        action.verificationDelayMs <=
-      context.clock.now()
-    : false;
+  return recordNotPresent(context, action, leased, events, verified, attemptNumber);
+}
+
+/** The provider did not confirm the effect: resend, wait for the next attempt, or give up. */
+async function recordNotPresent(
+  context: GuardContext,
+  action: ActionDefinition,
+  leased: ProposalRecord,
+  events: LedgerEventDraft[],
+  verified: NormalisedVerifyResult,
+  attemptNumber: number,
+): Promise<GuardResult> {
+  const now = context.clock.now();
+  const absent = finalAbsence(context, verified);
+  const trustedFromMs = absent ? await absenceTrustedFromMs(context, action, leased) : now;
+  const settled = absent && trustedFromMs <= now;
   if (settled && action.allowResendAfterFinalAbsence) {
     return allowResend(context, action, leased, events);
   }
   const frozen = context.broken('verification_counter_frozen');
   const exhausted = !frozen && attemptNumber >= action.maxVerificationAttempts;
-  const recordedAttempts = frozen ? leased.verificationAttempts : attemptNumber;
+  const verificationAttempts = frozen ? leased.verificationAttempts : attemptNumber;
   let next: ProposalRecord;
   // An unresolved verification never goes back to pending: only a person or the provider ends it.
   if (settled || exhausted || leased.status === 'verification_unresolved') {
@@ -190,7 +240,7 @@ async function recordVerification(
       status: 'verification_unresolved',
       reasonCode,
       lease: null,
-      verificationAttempts: recordedAttempts,
+      verificationAttempts,
     });
     events.push(
       draft(context, 'verification_unresolved', leased.proposal, action.typeName, {
@@ -199,16 +249,22 @@ async function recordVerification(
       }),
     );
   } else {
+    // A final absence reported too early is asked again once it can be trusted.
+    const nextAttemptAtMs = absent
+      ? Number.isFinite(trustedFromMs)
+        ? trustedFromMs
+        : now + action.executionLeaseMs
+      : now + Math.max(action.verificationDelayMs, 1);
     next = successor(
       context,
       leased,
       {
         status: 'verification_pending',
-        reasonCode: 'awaiting_provider_confirmation',
+        reasonCode: absent ? 'absence_not_yet_trusted' : 'awaiting_provider_confirmation',
         lease: null,
-        verificationAttempts: recordedAttempts,
+        verificationAttempts,
       },
-      context.clock.now() + Math.max(action.verificationDelayMs, 1),
+      nextAttemptAtMs,
     );
   }
   stampLast(events, next);

@@ -135,13 +135,20 @@ function insertCommit(
   };
 }
 
-/** A compare-and-set from `current` to `changes`, revision + 1. */
+/**
+ * A compare-and-set from `current` to `changes`, revision + 1. As the store rules require, a
+ * move to `executing` takes the effect claim (unless `extra` names one) and a move to
+ * `verified` carries a receipt.
+ */
 function updateCommit(
   current: ProposalRecord,
   changes: Partial<ProposalRecord>,
   extra: Partial<Pick<StoreCommit, 'claim' | 'evidence' | 'events'>> = {},
 ): StoreCommit {
-  const next: ProposalRecord = { ...current, ...changes, revision: current.revision + 1 };
+  let next: ProposalRecord = { ...current, ...changes, revision: current.revision + 1 };
+  if (next.status === 'verified' && next.receipts.length === 0) {
+    next = { ...next, receipts: [{ id: `re-${next.proposal}`, provider: 'test' }] };
+  }
   return {
     tenant: current.tenant,
     proposal: {
@@ -151,6 +158,7 @@ function updateCommit(
       record: next,
     },
     events: [draft(current.proposal, 'commit_started', next.status, next.revision)],
+    ...(next.status === 'executing' ? { claim: claimFor(next) } : {}),
     ...extra,
   };
 }
@@ -465,6 +473,31 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         expect(await store.getProposal(tenant, 'p-2')).toBeUndefined();
       });
 
+      test('a move to executing without the effect claim, or an operator-only move without its attestation, throws illegal_transition and stores nothing', async (store) => {
+        const tenant = freshTenant('rules');
+        const stored = await seed(store, record(tenant, 'p-1'));
+        const before = await snapshotTenant(store, tenant, ['p-1']);
+        const { claim: _claim, ...unclaimed } = updateCommit(stored, { status: 'executing' });
+        await expectInvariantError(store.commit(unclaimed), 'illegal_transition');
+        expect(await snapshotTenant(store, tenant, ['p-1'])).toStrictEqual(before);
+        const unknown = await walk(store, stored, ['executing', 'failed_unknown']);
+        const settled = await snapshotTenant(store, tenant, ['p-1']);
+        await expectInvariantError(
+          store.commit(updateCommit(unknown, { status: 'failed_known' })),
+          'illegal_transition',
+        );
+        expect(await snapshotTenant(store, tenant, ['p-1'])).toStrictEqual(settled);
+        await mustCommit(
+          store,
+          updateCommit(
+            unknown,
+            { status: 'failed_known' },
+            { events: [draft('p-1', 'operator_resolved', 'failed_known', unknown.revision + 1)] },
+          ),
+        );
+        expect((await store.getProposal(tenant, 'p-1'))?.status).toBe('failed_known');
+      });
+
       test('a revision that does not advance by exactly one throws store_commit_malformed and stores nothing', async (store) => {
         const tenant = freshTenant('jump');
         const stored = await seed(store, record(tenant, 'p-1'));
@@ -541,14 +574,12 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
           store,
           updateCommit(stored, { status: 'executing' }, { claim: claimFor(stored, BASE_MS + 1) }),
         );
+        // A resend: the unknown outcome was verified absent and the proposal authorized again.
         const executing = (await store.getProposal(tenant, 'p-1')) as ProposalRecord;
+        const resent = await walk(store, executing, ['failed_unknown', 'authorized']);
         await mustCommit(
           store,
-          updateCommit(
-            executing,
-            { status: 'executing' },
-            { claim: claimFor(stored, BASE_MS + 2) },
-          ),
+          updateCommit(resent, { status: 'executing' }, { claim: claimFor(stored, BASE_MS + 2) }),
         );
         expect(await store.getEffectClaim(tenant, stored.effectScope)).toMatchObject({
           proposal: 'p-1',
