@@ -377,7 +377,7 @@ describe('a tampered store', () => {
     ],
     [
       'the commitment value',
-      'commitment_mismatch',
+      'record_mac_invalid',
       (r: ProposalRecord): ProposalRecord => ({
         ...r,
         commitment: { ...r.commitment, value: flipHex(r.commitment.value) },
@@ -385,7 +385,7 @@ describe('a tampered store', () => {
     ],
     [
       'the principal the commitment binds',
-      'commitment_mismatch',
+      'record_mac_invalid',
       (r: ProposalRecord): ProposalRecord => ({ ...r, principal: 'agent-evil' }),
     ],
   ])(

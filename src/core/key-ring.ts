@@ -32,6 +32,10 @@ export const KeyPurpose = {
   encryption: 'encryption',
   effect: 'effect',
   ledger: 'ledger',
+  /** The MAC on every stored proposal record (decision 045). */
+  record: 'record',
+  /** The keyed digest of the policy facts in the ledger, so small facts cannot be guessed. */
+  facts: 'facts',
 } as const;
 /** What a subkey is for; see {@link KeyPurpose}. */
 export type KeyPurpose = (typeof KeyPurpose)[keyof typeof KeyPurpose];

@@ -85,6 +85,8 @@ export const LedgerEventType = {
   compensation_failed: 'compensation_failed',
   compensated: 'compensated',
   erased: 'erased',
+  /** The guard found the store altered outside Sideguard and refused to act (decision 045). */
+  store_tampering_detected: 'store_tampering_detected',
 } as const;
 export type LedgerEventType = (typeof LedgerEventType)[keyof typeof LedgerEventType];
 

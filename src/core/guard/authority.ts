@@ -13,6 +13,7 @@ import {
   tallyAuthority,
 } from '../evidence.js';
 import type { LedgerEventDraft } from '../ledger.js';
+import { evidenceRowDigest } from '../record-mac.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
 import { expire } from './expiry.js';
@@ -108,7 +109,7 @@ export async function recordAuthority(
     if (problem !== undefined) {
       return rejectEvidence(context, who, record, problem.code, problem.message);
     }
-    const stored = await context.store.listEvidence(who.tenant, record.proposal);
+    const stored = await context.store.countedEvidence(record);
     if (stored.some((e) => e.evidenceDigest === digest)) {
       return resultOf(record, 'replayed', { reasonCode: 'evidence_already_recorded' });
     }
@@ -162,7 +163,11 @@ async function storeEvidence(
     status = 'authorized';
     reasonCode = 'authority_satisfied';
   }
-  const next = successor(context, record, { status, reasonCode });
+  const next = successor(context, record, {
+    status,
+    reasonCode,
+    countedEvidence: [...(record.countedEvidence ?? []), evidenceRowDigest(evidenceRecord)],
+  });
   const events: LedgerEventDraft[] = [
     draft(
       context,

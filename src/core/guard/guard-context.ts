@@ -13,8 +13,9 @@ import {
 } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent, LedgerEventDraft } from '../ledger.js';
-import type { GuardStore, ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
+import type { ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
 import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
+import { type AuthenticatedStore, authenticateStore } from './authenticated-store.js';
 import type {
   Clock,
   GuardCoreConfig,
@@ -29,7 +30,11 @@ export const MAX_CAS_ATTEMPTS = 16;
 
 /** What every guard operation is given. Built once per guard by `createGuardContext`. */
 export interface GuardContext {
-  readonly store: GuardStore;
+  /**
+   * The configured store behind the checks of decision 045: records are sealed with a MAC on
+   * write and refused on read when it fails; counted evidence and claims are checked.
+   */
+  readonly store: AuthenticatedStore;
   readonly keyRing: KeyRing;
   readonly clock: Clock;
   readonly ids: Ids;
@@ -73,7 +78,12 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     }
   };
   return {
-    store: config.store,
+    store: authenticateStore({
+      store: config.store,
+      keyRing: config.keyRing,
+      now: () => config.clock.now(),
+      emit,
+    }),
     keyRing: config.keyRing,
     clock: config.clock,
     ids: config.ids,

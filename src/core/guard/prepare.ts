@@ -371,6 +371,7 @@ async function insertProposal(
     compensationReceipts: [],
     supersededBy: null,
     supersedes: effect.supersedes,
+    countedEvidence: [],
   };
   const events: LedgerEventDraft[] = [
     draft(context, 'contract_validated', proposal, action.typeName, {

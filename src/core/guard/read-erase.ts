@@ -53,11 +53,7 @@ export async function readProposal(
   const tally =
     rule === undefined
       ? undefined
-      : tallyAuthority(
-          rule,
-          await context.store.listEvidence(record.tenant, record.proposal),
-          context.clock.now(),
-        );
+      : tallyAuthority(rule, await context.store.countedEvidence(record), context.clock.now());
   return {
     ...resultOf(record),
     ...outputPart(context, record),
