@@ -342,7 +342,10 @@ describe('keyRingFromEnvironmentValue', () => {
   });
 
   it.each([
-    ['an empty value', '', /no keys are given/],
+    ['an unset value (undefined)', undefined, /it is not set\. Run `sideguard keys generate`/],
+    ['an empty value', '', /it is not set\. Run `sideguard keys generate`/],
+    ['a blank value', ' \n ', /it is not set/],
+    ['only separators', ';;', /no keys are given/],
     ['a missing current with several keys', `k1:1=${textA};k1:2=${textB}`, /current=/],
     ['an entry without "="', `k1:1${textA}`, /entry 1 is not of the form name=value/],
     ['an unknown name', `currant=k1:1;k1:1=${textA}`, /entry 1 has a name/],

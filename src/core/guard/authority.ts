@@ -3,7 +3,9 @@
  * (I9), stores it with its ledger event, and moves the proposal when the M-of-N tally is
  * satisfied or vetoed.
  */
+
 import type { ActionDefinition, ApprovalRule } from '../action.js';
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import { AuthorityEvidenceError } from '../errors.js';
 import {
   type AuthorityEvidence,
@@ -20,7 +22,6 @@ import { expire } from './expiry.js';
 import {
   after,
   checkAction,
-  checkArgument,
   commit,
   draft,
   type GuardContext,
@@ -71,7 +72,7 @@ export async function recordAuthority(
 ): Promise<GuardResult> {
   checkAction(action);
   const who: Presenter = {
-    tenant: checkArgument('tenant', options.tenant),
+    tenant: checkTenant(options.tenant),
     authenticated: checkArgument('authenticatedAuthority', options.authenticatedAuthority),
     action,
   };

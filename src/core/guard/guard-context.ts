@@ -4,13 +4,9 @@
  * ledger drafts, and the compare-and-set commit.
  */
 import type { ActionDefinition } from '../action.js';
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import type { JsonValue } from '../canonical-json.js';
-import {
-  ConfigurationError,
-  ContractViolationError,
-  ProposalNotFoundError,
-  StoreInvariantError,
-} from '../errors.js';
+import { ConfigurationError, ProposalNotFoundError, StoreInvariantError } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent, LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
@@ -115,23 +111,6 @@ const STATUS_OUTCOME: Readonly<Record<ProposalStatus, Outcome>> = {
 
 /** The outcome a call reports when all it has to say is the proposal's status. */
 export const outcomeOfStatus = (status: ProposalStatus): Outcome => STATUS_OUTCOME[status];
-
-/** Checks a caller-supplied identifier (tenant, proposal, principal, …). */
-export function checkArgument(name: string, value: unknown): string {
-  if (
-    typeof value !== 'string' ||
-    value.length === 0 ||
-    value.length > 256 ||
-    [...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f)
-  ) {
-    throw new ContractViolationError(
-      'invalid_argument',
-      `${name} must be a non-empty string of at most 256 characters without control characters`,
-      { data: { argument: name } },
-    );
-  }
-  return value;
-}
 
 /** Asserts that the host passed an action made by `defineAction`. */
 export function checkAction(action: unknown): asserts action is ActionDefinition {
@@ -278,7 +257,7 @@ export async function load(
   address: ProposalAddress,
 ): Promise<ProposalRecord> {
   checkAction(action);
-  const tenant = checkArgument('tenant', address.tenant);
+  const tenant = checkTenant(address.tenant);
   const proposal = checkArgument('proposal', address.proposal);
   const record = await context.store.getProposal(tenant, proposal);
   if (record === undefined || record.tenant !== tenant || record.actionType !== action.typeName) {

@@ -3,7 +3,9 @@
  * the proposal (commitment and encrypted snapshot) with its first ledger events. A dry run walks
  * the same checks and records only its prediction (I4).
  */
+
 import type { ActionDefinition } from '../action.js';
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import { canonicalize, type JsonValue } from '../canonical-json.js';
 import { computeCommitment, sha256Hex } from '../commitment.js';
 import { sealEnvelope } from '../envelope.js';
@@ -23,7 +25,6 @@ import {
 import {
   after,
   checkAction,
-  checkArgument,
   commit,
   draft,
   type GuardContext,
@@ -218,7 +219,7 @@ export async function prepareProposal(
     throw new ContractViolationError('invalid_argument', `mode must be 'commit' or 'dry_run'`);
   }
   const who: Proposing = {
-    tenant: checkArgument('tenant', options.tenant),
+    tenant: checkTenant(options.tenant),
     principal: checkArgument('principal', options.principal),
     agent: options.agent === undefined ? null : checkArgument('agent', options.agent),
     mode,

@@ -2,7 +2,9 @@
  * `read` and `erase` for authorised readers: the proposer, the declared authorities and the
  * action's extra readers. Anyone else gets not-found (access failures look like not-found).
  */
+
 import type { ActionDefinition } from '../action.js';
+import { checkArgument } from '../argument-checks.js';
 import type { JsonValue } from '../canonical-json.js';
 import { ProposalNotFoundError } from '../errors.js';
 import { tallyAuthority } from '../evidence.js';
@@ -10,7 +12,6 @@ import type { ProposalRecord } from '../store.js';
 import { isAllowedTransition } from '../vocabulary.js';
 import {
   after,
-  checkArgument,
   draft,
   type GuardContext,
   iso,
