@@ -46,6 +46,7 @@ export type {
   EvidenceBindings,
 } from './core/evidence.js';
 export { buildAuthorityEvidence, EvidenceRejection, evidenceDigest } from './core/evidence.js';
+export { StoreTampering } from './core/guard/store-tampering.js';
 export type {
   Clock,
   ContractIssue,
@@ -82,6 +83,10 @@ export {
   replayProposal,
   verifyLedgerChain,
 } from './core/ledger.js';
+export type { LedgerAnchor } from './core/ledger-anchor.js';
+export { readLedgerAnchor } from './core/ledger-anchor.js';
+export type { RecordMac } from './core/record-mac.js';
+export { checkRecordMac, RecordMacVerdict } from './core/record-mac.js';
 export type {
   AuthorityEvidenceRecord,
   DueQuery,
