@@ -29,7 +29,7 @@ export { canonicalBytes, canonicalize } from './core/canonical-json.js';
 export type { ManualClock } from './core/clock.js';
 export { createManualClock, createSequentialIds } from './core/clock.js';
 export type { Commitment } from './core/commitment.js';
-export { computeCommitment, verifyCommitment } from './core/commitment.js';
+export { computeCommitment, keyedDigest, verifyCommitment } from './core/commitment.js';
 export type { SealedEnvelope } from './core/envelope.js';
 export {
   AuthorityEvidenceError,

@@ -7,7 +7,7 @@
 import type { ActionDefinition } from '../action.js';
 import { checkArgument, checkTenant } from '../argument-checks.js';
 import { canonicalize, type JsonValue } from '../canonical-json.js';
-import { computeCommitment, sha256Hex } from '../commitment.js';
+import { computeCommitment } from '../commitment.js';
 import { sealEnvelope } from '../envelope.js';
 import {
   ConfigurationError,
@@ -38,7 +38,13 @@ import type {
   PrepareOptions,
 } from './guard-types.js';
 import { shortText } from './host-results.js';
-import { commitmentPayload, effectKeyOf, outputPart, snapshotAad } from './proposal-snapshot.js';
+import {
+  commitmentPayload,
+  effectKeyOf,
+  factsDigestData,
+  outputPart,
+  snapshotAad,
+} from './proposal-snapshot.js';
 
 const MAX_INPUT_BYTES = 64 * 1024;
 const MAX_ISSUES = 20;
@@ -382,7 +388,7 @@ async function insertProposal(
     draft(context, 'policy_decided', proposal, action.typeName, {
       decision: verdict.decision,
       reasonCode: verdict.reasonCode,
-      ...(valid.facts === null ? {} : { factsDigest: sha256Hex(valid.factsJson) }),
+      ...(valid.facts === null ? {} : factsDigestData(context, tenant, proposal, valid.facts)),
     }),
     draft(
       context,
