@@ -224,8 +224,14 @@ export interface ActionConfig<Schema extends InputShape> {
     input: z.output<Schema>,
     context: CompensateContext,
   ) => Promise<CompensateResult>;
-  /** Extra principals (besides the proposer and the declared authorities) who may read/erase. */
+  /** Extra principals (besides the proposer and the declared authorities) who may read. */
   readonly readers?: readonly string[];
+  /**
+   * Who may erase this action's proposals (`guard.erase`). Nobody else may, not even the
+   * proposer, an approver or a reader: erasing destroys the input an approver or auditor may
+   * still need (decision 047). Erasers need not be readers. @default [] (nobody)
+   */
+  readonly erasers?: readonly string[];
   /** @default 900_000 (15 minutes) */
   readonly proposalTtlMs?: number;
   /** The settling window: how long after an unknown outcome before verifying. @default 0 */
@@ -272,6 +278,17 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
     );
   }
   return result;
+}
+
+/** Refuses a principal list (`erasers`) that is not an array of non-empty strings. */
+function checkPrincipalList(list: unknown, what: string): void {
+  if (list === undefined) return;
+  if (!Array.isArray(list) || list.some((id) => typeof id !== 'string' || id.trim() === '')) {
+    throw new ConfigurationError(
+      'action_config_invalid',
+      `${what} must be an array of non-empty principal ids`,
+    );
+  }
 }
 
 /** Declares an action once. Throws `ConfigurationError` on a contract that cannot be safe. */
@@ -330,6 +347,7 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): maxVerificationAttempts must be at least 1`,
     );
   }
+  checkPrincipalList(config.erasers, `defineAction(${typeName}): erasers`);
   const executionLeaseMs = positiveInteger(config.executionLeaseMs, 30_000, 'executionLeaseMs');
   if (executionLeaseMs < 1) {
     throw new ConfigurationError(
