@@ -35,6 +35,7 @@ export {
   AuthorityEvidenceError,
   ConfigurationError,
   ContractViolationError,
+  isSideguardError,
   ProposalNotFoundError,
   SideguardError,
   StoreInvariantError,
@@ -77,6 +78,7 @@ export type {
 } from './core/ledger.js';
 export {
   GENESIS_HASH,
+  hashLedgerEvent,
   LedgerFailureReason,
   ledgerToJsonl,
   parseLedgerEvent,

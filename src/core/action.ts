@@ -8,6 +8,7 @@ import type { JsonValue } from './canonical-json.js';
 import { ConfigurationError } from './errors.js';
 import type { Receipt } from './store.js';
 import type { ChannelAssurance, PolicyDecision } from './vocabulary.js';
+import { checkZodCompatibility } from './zod-compatibility.js';
 
 /** A namespaced, versioned action type such as `support.refund@1`. */
 export interface ActionType {
@@ -309,6 +310,7 @@ export function defineAction<Schema extends InputShape>(
     );
   }
   const typeName = formatActionType(type);
+  checkZodCompatibility(config.input, `defineAction(${typeName})`);
   if (!(config.input instanceof z.ZodObject)) {
     throw new ConfigurationError(
       'action_config_invalid',
