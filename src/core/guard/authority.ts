@@ -12,7 +12,6 @@ import {
   authorityEvidenceSchema,
   checkEvidence,
   evidenceDigest,
-  tallyAuthority,
 } from '../evidence.js';
 import type { LedgerEventDraft } from '../ledger.js';
 import { evidenceRowDigest } from '../record-mac.js';
@@ -34,6 +33,7 @@ import {
 } from './guard-context.js';
 import type { GuardResult, RecordAuthorityOptions } from './guard-types.js';
 import { shortText } from './host-results.js';
+import { tallyInForce } from './tally.js';
 
 /** Who presented the evidence, for the rejection event. */
 interface Presenter {
@@ -63,6 +63,23 @@ async function rejectEvidence(
     issues: [{ path: '(evidence)', code, message: detail }],
   });
 }
+
+/**
+ * The evidence as checked. With the `approval_not_bound_to_input` breakage it is taken to bind
+ * whatever effect key and commitment the proposal has.
+ */
+const boundOrNot = (
+  context: GuardContext,
+  evidence: AuthorityEvidence,
+  record: ProposalRecord,
+): AuthorityEvidence =>
+  context.broken('approval_not_bound_to_input')
+    ? {
+        ...evidence,
+        semanticEffectKey: record.semanticEffectKey,
+        proposalCommitment: record.commitment,
+      }
+    : evidence;
 
 /** Records approval or rejection evidence for a proposal. */
 export async function recordAuthority(
@@ -99,7 +116,7 @@ export async function recordAuthority(
   const digest = evidenceDigest(evidence);
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
     const now = context.clock.now();
-    const problem = checkEvidence(evidence, {
+    const problem = checkEvidence(boundOrNot(context, evidence, record), {
       tenant: who.tenant,
       record,
       audience: context.audience,
@@ -154,7 +171,12 @@ async function storeEvidence(
   presented: { readonly record: AuthorityEvidenceRecord; readonly expiresAt: string },
 ): Promise<GuardResult | undefined> {
   const evidenceRecord = presented.record;
-  const tally = tallyAuthority(rule, [...stored, evidenceRecord], evidenceRecord.recordedAtMs);
+  const tally = tallyInForce(
+    context,
+    rule,
+    [...stored, evidenceRecord],
+    evidenceRecord.recordedAtMs,
+  );
   let status: ProposalStatus = record.status;
   let reasonCode: string | null = record.reasonCode;
   if (tally.kind === 'vetoed') {

@@ -18,6 +18,7 @@ import {
 } from './guard-context.js';
 import type { GuardResult, ProposalAddress } from './guard-types.js';
 import { addReceipt, cleanReceipt, errorTag, receiptData, shortText } from './host-results.js';
+import { grantLease, leaseHeld } from './lease.js';
 import { recordLeased } from './leased-write.js';
 import { contextOf, openSnapshot, providerKeyOf } from './proposal-snapshot.js';
 
@@ -46,10 +47,10 @@ export async function compensateProposal(
       return resultOf(record);
     }
     const now = context.clock.now();
-    if (record.lease !== null && record.lease.expiresAtMs > now) {
+    if (leaseHeld(context, record.lease, now)) {
       return resultOf(record, 'in_progress', { reasonCode: 'compensation_in_progress' });
     }
-    const lease = { owner: context.ids.lease(), expiresAtMs: now + action.executionLeaseMs };
+    const lease = grantLease(context, action, now);
     const leased = successor(context, record, { lease });
     const compensationIdempotencyKey = providerKeyOf(record, 'compensate');
     const taken = await update(context, record, leased, {

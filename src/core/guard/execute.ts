@@ -5,7 +5,6 @@
  */
 import type { ActionDefinition, ActionInput } from '../action.js';
 import { ConfigurationError, SideguardError, StoreInvariantError } from '../errors.js';
-import { tallyAuthority } from '../evidence.js';
 import type { ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
 import { recordExecution } from './execution-outcome.js';
@@ -29,8 +28,10 @@ import {
   normaliseExecuteResult,
   shortText,
 } from './host-results.js';
+import { grantLease } from './lease.js';
 import { prepareProposal } from './prepare.js';
 import { contextOf, openSnapshot, outputPart, providerKeyOf } from './proposal-snapshot.js';
+import { tallyInForce } from './tally.js';
 
 /** What one pass of the claim loop decided: an answer, or "look again" after a lost race. */
 type Step =
@@ -73,7 +74,9 @@ async function executeOnce(
   }
   if (record.status !== 'authorized') return done(resultOf(record));
   const now = context.clock.now();
-  if (now >= record.expiresAtMs) return done(await expire(context, action, record));
+  if (now >= record.expiresAtMs && !context.broken('expiry_not_checked')) {
+    return done(await expire(context, action, record));
+  }
   const { input, facts } = openSnapshot(context, action, record);
   const lapsed = await checkAuthorityInForce(context, action, record, now);
   if (lapsed !== undefined) return lapsed;
@@ -99,7 +102,8 @@ async function checkAuthorityInForce(
       `${action.typeName} has no approval rule`,
     );
   }
-  const tally = tallyAuthority(
+  const tally = tallyInForce(
+    context,
     rule,
     await context.store.listEvidence(record.tenant, record.proposal),
     now,
@@ -188,11 +192,11 @@ async function claimAndRun<A extends ActionDefinition>(
   input: ActionInput<A>,
   now: number,
 ): Promise<Step> {
-  const lease = { owner: context.ids.lease(), expiresAtMs: now + action.executionLeaseMs };
+  const lease = grantLease(context, action, now);
   const claimed = successor(context, record, { status: 'executing', lease, reasonCode: null });
   const providerIdempotencyKey = providerKeyOf(record);
   const written = await update(context, record, claimed, {
-    claim: { effectScope: record.effectScope, proposal: record.proposal, atMs: now },
+    claim: { effectScope: claimedScope(context, record), proposal: record.proposal, atMs: now },
     events: [
       draft(
         context,
@@ -228,6 +232,16 @@ async function claimAndRun<A extends ActionDefinition>(
     ),
   );
 }
+
+/**
+ * The scope whose claim is taken with the move to `executing` (I1). With the
+ * `effect_claim_skipped` breakage the proposal claims a scope of its own, so it never meets
+ * another proposal's claim; the provider idempotency key stays the effect's.
+ */
+const claimedScope = (context: GuardContext, record: ProposalRecord): string =>
+  context.broken('effect_claim_skipped')
+    ? `${record.effectScope}#unclaimed:${record.proposal}`
+    : record.effectScope;
 
 /** Calls the host's executor; a throw is an unknown outcome, never a resend (I5). */
 async function runExecutor<A extends ActionDefinition>(

@@ -75,10 +75,7 @@ export async function recordExecution<A extends ActionDefinition>(
       const recorded = await recordLeased(context, action, claimed, next, events, {
         reasonCode: outcome.reason,
       });
-      if (recorded.status === 'failed_unknown' && action.verificationDelayMs === 0) {
-        return verifyStep(context, action, await reload(context, claimed), false);
-      }
-      return recorded;
+      return verifyUnknownIfDue(context, action, claimed, recorded);
     }
     case 'partial':
       return recordPartial(context, action, claimed, outcome);
@@ -195,8 +192,21 @@ async function recordPartial(
   if (recorded.status === 'verification_pending') {
     return verifyStep(context, action, await reload(context, claimed), true);
   }
-  if (recorded.status === 'failed_unknown' && action.verificationDelayMs === 0) {
-    return verifyStep(context, action, await reload(context, claimed), false);
-  }
-  return recorded;
+  return verifyUnknownIfDue(context, action, claimed, recorded);
+}
+
+/**
+ * An unknown outcome with no settling window is verified at once. With the
+ * `resend_without_verification` breakage it goes straight back to `authorized` instead.
+ */
+async function verifyUnknownIfDue(
+  context: GuardContext,
+  action: ActionDefinition,
+  claimed: ProposalRecord,
+  recorded: GuardResult,
+): Promise<GuardResult> {
+  if (recorded.status !== 'failed_unknown') return recorded;
+  const blind = context.broken('resend_without_verification');
+  if (action.verificationDelayMs !== 0 && !blind) return recorded;
+  return verifyStep(context, action, await reload(context, claimed), blind);
 }

@@ -5,6 +5,7 @@
  */
 import type { ActionDefinition } from '../action.js';
 import { checkArgument, checkTenant } from '../argument-checks.js';
+import { type BreakageCheck, breakageCheck } from '../breakages.js';
 import type { JsonValue } from '../canonical-json.js';
 import { ConfigurationError, ProposalNotFoundError, StoreInvariantError } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
@@ -39,6 +40,8 @@ export interface GuardContext {
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
   readonly emit: (events: readonly LedgerEvent[]) => void;
+  /** Test-only: whether a guarantee is switched off (always false outside tests). */
+  readonly broken: BreakageCheck;
 }
 
 /** Builds the shared context from the runtime's configuration. */
@@ -86,6 +89,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     randomBytes: config.randomBytes,
     audience: config.audience ?? 'sideguard',
     emit,
+    broken: breakageCheck(config.breakages),
   };
 }
 

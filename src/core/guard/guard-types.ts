@@ -3,6 +3,7 @@
  * operation takes, and what every operation returns.
  */
 import type { ActionDefinition } from '../action.js';
+import type { Breakage } from '../breakages.js';
 import type { JsonValue } from '../canonical-json.js';
 import type { EvidenceBindings } from '../evidence.js';
 import type { KeyRing } from '../key-ring.js';
@@ -49,6 +50,11 @@ export interface GuardCoreConfig {
   readonly onEventSinkError?: (error: unknown) => void;
   /** The audience authority evidence must name. @default 'sideguard' */
   readonly audience?: string;
+  /**
+   * Test-only: guarantees to switch off (see `Breakage`), so a test or the verifier can prove
+   * the evidence judge notices. Not settable through `createGuard`. @default none
+   */
+  readonly breakages?: ReadonlySet<Breakage>;
 }
 
 /** One zod issue, reduced to what is safe to put in the ledger. */

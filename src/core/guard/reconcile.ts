@@ -20,6 +20,7 @@ import {
   update,
 } from './guard-context.js';
 import type { GuardResult, ProposalAddress } from './guard-types.js';
+import { leaseHeld } from './lease.js';
 import { VERIFIABLE, verifyStep } from './verification.js';
 
 /** Statuses the sweeper looks at when they are due. */
@@ -41,7 +42,7 @@ export async function reconcileRecord(
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
     const now = context.clock.now();
     if (record.status === 'executing') {
-      if (record.lease !== null && record.lease.expiresAtMs > now) return resultOf(record);
+      if (leaseHeld(context, record.lease, now)) return resultOf(record);
       // The executor died or hung past its lease: its write may or may not have happened.
       const next = successor(
         context,

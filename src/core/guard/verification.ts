@@ -28,6 +28,7 @@ import {
   normaliseVerifyResult,
   verificationData,
 } from './host-results.js';
+import { grantLease, leaseHeld } from './lease.js';
 import { recordLeased } from './leased-write.js';
 import { contextOf, openSnapshot, sealOutput } from './proposal-snapshot.js';
 
@@ -83,6 +84,15 @@ async function commitStartedAtMs(
   return started === undefined ? undefined : Date.parse(started.at);
 }
 
+/**
+ * Whether the provider's answer is a final absence. With the `unknown_treated_as_absent`
+ * breakage, "unknown" and "not yet" count as final too.
+ */
+function finalAbsence(context: GuardContext, verified: NormalisedVerifyResult): boolean {
+  if (verified.kind === 'absent' && verified.final) return true;
+  return verified.kind !== 'present' && context.broken('unknown_treated_as_absent');
+}
+
 /** One verification attempt under a lease. `force` ignores the due time (and resumes unresolved). */
 export async function verifyStep(
   context: GuardContext,
@@ -95,11 +105,11 @@ export async function verifyStep(
     if (!VERIFIABLE.has(record.status)) return resultOf(record);
     if (record.status === 'verification_unresolved' && !force) return resultOf(record);
     const now = context.clock.now();
-    if (record.lease !== null && record.lease.expiresAtMs > now) {
+    if (leaseHeld(context, record.lease, now)) {
       return resultOf(record, 'in_progress', { reasonCode: 'verification_in_progress' });
     }
     if (!force && record.dueAtMs !== null && record.dueAtMs > now) return resultOf(record);
-    const lease = { owner: context.ids.lease(), expiresAtMs: now + action.executionLeaseMs };
+    const lease = grantLease(context, action, now);
     const leased = successor(context, record, { lease, dueAtMs: lease.expiresAtMs });
     const number =
       record.status === 'verification_unresolved'
@@ -133,6 +143,9 @@ async function recordVerification(
   leased: ProposalRecord,
   attemptNumber: number,
 ): Promise<GuardResult> {
+  if (context.broken('resend_without_verification')) {
+    return allowResend(context, action, leased, []);
+  }
   const { input } = openSnapshot(context, action, leased);
   const verified = await callVerify(action, input, leased, attemptNumber);
   const events: LedgerEventDraft[] = [
@@ -156,18 +169,20 @@ async function recordVerification(
     stampLast(events, next);
     return recordLeased(context, action, leased, next, events, {});
   }
-  const settled =
-    verified.kind === 'absent' && verified.final
-      ? ((await commitStartedAtMs(context, leased)) ?? Number.POSITIVE_INFINITY) +
-          action.verificationDelayMs <=
-        context.clock.now()
-      : false;
+  const settled = finalAbsence(context, verified)
+    ? ((await commitStartedAtMs(context, leased)) ?? Number.POSITIVE_INFINITY) +
+        action.verificationDelayMs <=
+      context.clock.now()
+    : false;
   if (settled && action.allowResendAfterFinalAbsence) {
     return allowResend(context, action, leased, events);
   }
-  const exhausted = attemptNumber >= action.maxVerificationAttempts;
+  const frozen = context.broken('verification_counter_frozen');
+  const exhausted = !frozen && attemptNumber >= action.maxVerificationAttempts;
+  const recordedAttempts = frozen ? leased.verificationAttempts : attemptNumber;
   let next: ProposalRecord;
-  if (settled || exhausted) {
+  // An unresolved verification never goes back to pending: only a person or the provider ends it.
+  if (settled || exhausted || leased.status === 'verification_unresolved') {
     const reasonCode = settled
       ? 'absent_but_resend_not_declared'
       : 'verification_attempts_exhausted';
@@ -175,7 +190,7 @@ async function recordVerification(
       status: 'verification_unresolved',
       reasonCode,
       lease: null,
-      verificationAttempts: attemptNumber,
+      verificationAttempts: recordedAttempts,
     });
     events.push(
       draft(context, 'verification_unresolved', leased.proposal, action.typeName, {
@@ -191,7 +206,7 @@ async function recordVerification(
         status: 'verification_pending',
         reasonCode: 'awaiting_provider_confirmation',
         lease: null,
-        verificationAttempts: attemptNumber,
+        verificationAttempts: recordedAttempts,
       },
       context.clock.now() + Math.max(action.verificationDelayMs, 1),
     );
