@@ -30,12 +30,13 @@ export { canonicalBytes, canonicalize } from './core/canonical-json.js';
 export type { ManualClock } from './core/clock.js';
 export { createManualClock, createSequentialIds } from './core/clock.js';
 export type { Commitment } from './core/commitment.js';
-export { computeCommitment, verifyCommitment } from './core/commitment.js';
+export { computeCommitment, keyedDigest, verifyCommitment } from './core/commitment.js';
 export type { SealedEnvelope } from './core/envelope.js';
 export {
   AuthorityEvidenceError,
   ConfigurationError,
   ContractViolationError,
+  isSideguardError,
   ProposalNotFoundError,
   SideguardError,
   StoreInvariantError,
@@ -47,6 +48,7 @@ export type {
   EvidenceBindings,
 } from './core/evidence.js';
 export { buildAuthorityEvidence, EvidenceRejection, evidenceDigest } from './core/evidence.js';
+export { StoreTampering } from './core/guard/store-tampering.js';
 export type {
   Clock,
   ContractIssue,
@@ -80,12 +82,17 @@ export type {
 } from './core/ledger.js';
 export {
   GENESIS_HASH,
+  hashLedgerEvent,
   LedgerFailureReason,
   ledgerToJsonl,
   parseLedgerEvent,
   replayProposal,
   verifyLedgerChain,
 } from './core/ledger.js';
+export type { LedgerAnchor } from './core/ledger-anchor.js';
+export { readLedgerAnchor } from './core/ledger-anchor.js';
+export type { RecordMac } from './core/record-mac.js';
+export { checkRecordMac, RecordMacVerdict } from './core/record-mac.js';
 export type {
   AuthorityEvidenceRecord,
   DueQuery,

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { createLedgerChainVerifier, type LedgerChainVerifier } from '../core/ledger.js';
 import { CliError, ExitCode } from './cli-errors.js';
+import { registerLedgerHeadCommand } from './ledger-head-command.js';
 
 /** The verdict on one ledger file. */
 export type LedgerFileVerdict =
@@ -182,6 +183,7 @@ export async function verifyLedgerFile(
 /** Registers `sideguard ledger …`. */
 export function registerLedgerCommand(program: Command): void {
   const ledger = program.command('ledger').description('Work with exported ledgers (JSONL)');
+  registerLedgerHeadCommand(ledger);
   ledger
     .command('verify')
     .description('Check the hash chain of a JSONL ledger export and name the first bad entry')

@@ -9,6 +9,7 @@ import { checkContract, strictAtEveryDepth } from './contract-strictness.js';
 import { ConfigurationError } from './errors.js';
 import type { Receipt } from './store.js';
 import type { ChannelAssurance, PolicyDecision } from './vocabulary.js';
+import { checkZodCompatibility } from './zod-compatibility.js';
 
 /** A namespaced, versioned action type such as `support.refund@1`. */
 export interface ActionType {
@@ -245,13 +246,19 @@ export interface ActionConfig<Schema extends InputShape> {
     input: z.output<Schema>,
     context: CompensateContext,
   ) => Promise<CompensateResult>;
-  /** Extra principals (besides the proposer and the declared authorities) who may read/erase. */
+  /** Extra principals (besides the proposer and the declared authorities) who may read. */
   readonly readers?: readonly string[];
   /**
    * Principals who may settle an unknown outcome with `resolveOutcome`, attesting what they
    * found at the provider. @default none
    */
   readonly operators?: readonly string[];
+  /**
+   * Who may erase this action's proposals (`guard.erase`). Nobody else may, not even the
+   * proposer, an approver or a reader: erasing destroys the input an approver or auditor may
+   * still need (decision 047). Erasers need not be readers. @default [] (nobody)
+   */
+  readonly erasers?: readonly string[];
   /** @default 900_000 (15 minutes) */
   readonly proposalTtlMs?: number;
   /**
@@ -311,16 +318,17 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
   return result;
 }
 
-function checkOperators(typeName: string, operators: readonly string[] | undefined): void {
-  if (operators === undefined) return;
+/** Refuses a principal list (`operators`, `erasers`) that is not distinct, non-empty ids. */
+function checkPrincipalList(list: unknown, what: string): void {
+  if (list === undefined) return;
   const valid =
-    Array.isArray(operators) &&
-    operators.every((id) => typeof id === 'string' && id.trim() !== '' && id.length <= 256) &&
-    new Set(operators).size === operators.length;
+    Array.isArray(list) &&
+    list.every((id) => typeof id === 'string' && id.trim() !== '' && id.length <= 256) &&
+    new Set(list).size === list.length;
   if (!valid) {
     throw new ConfigurationError(
       'action_config_invalid',
-      `defineAction(${typeName}): operators must be distinct, non-empty principal ids`,
+      `${what} must be an array of distinct, non-empty principal ids`,
     );
   }
 }
@@ -343,6 +351,7 @@ export function defineAction<Schema extends InputShape>(
     );
   }
   const typeName = formatActionType(type);
+  checkZodCompatibility(config.input, `defineAction(${typeName})`);
   if (!(config.input instanceof z.ZodObject)) {
     throw new ConfigurationError(
       'action_config_invalid',
@@ -382,6 +391,7 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): maxVerificationAttempts must be at least 1`,
     );
   }
+  checkPrincipalList(config.erasers, `defineAction(${typeName}): erasers`);
   const executionLeaseMs = positiveInteger(config.executionLeaseMs, 30_000, 'executionLeaseMs');
   if (executionLeaseMs < 1) {
     throw new ConfigurationError(
@@ -389,7 +399,7 @@ export function defineAction<Schema extends InputShape>(
       `defineAction(${typeName}): executionLeaseMs must be at least 1`,
     );
   }
-  checkOperators(typeName, config.operators);
+  checkPrincipalList(config.operators, `defineAction(${typeName}): operators`);
   const verificationDelayMs = positiveInteger(config.verificationDelayMs, 0, 'verificationDelayMs');
   const allowResendAfterFinalAbsence = config.allowResendAfterFinalAbsence ?? false;
   if (allowResendAfterFinalAbsence && verificationDelayMs < executionLeaseMs) {

@@ -19,6 +19,7 @@ export interface Commitment {
 
 const COMMITMENT_TAG = 'sideguard/commitment/v1';
 const KEYED_DIGEST_TAG = 'sideguard/keyed-digest/v1';
+const KEYED_MAC_TAG = 'sideguard/keyed-mac/v1';
 const HMAC_LENGTH_BYTES = 32;
 
 /**
@@ -44,9 +45,7 @@ export function computeCommitment(
     keyRing,
     'commitment',
     reference,
-    COMMITMENT_TAG,
-    domain,
-    payload,
+    framedMessage(COMMITMENT_TAG, domain, payload),
     'commitment_key_unknown',
   );
   return {
@@ -78,9 +77,7 @@ export function verifyCommitment(
     keyRing,
     'commitment',
     reference,
-    COMMITMENT_TAG,
-    domain,
-    payload,
+    framedMessage(COMMITMENT_TAG, domain, payload),
     'commitment_key_unknown',
   );
   if (commitment.algorithm !== 'hmac-sha256') return false;
@@ -109,12 +106,57 @@ export function keyedDigest(
     keyRing,
     purpose,
     key,
-    KEYED_DIGEST_TAG,
-    domain,
-    payload,
+    framedMessage(KEYED_DIGEST_TAG, domain, payload),
     'keyed_digest_key_unknown',
   );
   return Buffer.from(value).toString('base64url');
+}
+
+/**
+ * A keyed MAC (unpadded base64url HMAC-SHA-256, 43 characters) of exact `bytes` under `domain`
+ * with the `purpose` subkey of `key`. Framed like {@link keyedDigest} (a 4-byte big-endian
+ * length before the domain and before the bytes) but with the tag `sideguard/keyed-mac/v1` and
+ * no Canonical JSON step, so nothing is normalised: two byte strings that differ get different
+ * MACs. Record MACs use it (decision 045).
+ *
+ * @throws ConfigurationError `keyed_mac_key_unknown` when the ring does not hold `key`;
+ *   ContractViolationError `commitment_domain_invalid` for a bad domain.
+ */
+export function keyedMac(
+  keyRing: KeyRing,
+  purpose: KeyPurpose,
+  key: KeyReference,
+  domain: string,
+  bytes: Uint8Array,
+): string {
+  checkDomain(domain);
+  const message = frame(KEYED_MAC_TAG, domain, bytes);
+  return mac(keyRing, purpose, key, message, 'keyed_mac_key_unknown').toString('base64url');
+}
+
+/**
+ * Whether `value` is the {@link keyedMac} of `bytes`, compared in constant time. A value that is
+ * not 32 bytes of unpadded base64url does not match (`false`).
+ * @throws as {@link keyedMac}: a missing key is a deployment error, not a mismatch.
+ */
+export function keyedMacMatches(
+  keyRing: KeyRing,
+  purpose: KeyPurpose,
+  key: KeyReference,
+  domain: string,
+  bytes: Uint8Array,
+  value: unknown,
+): boolean {
+  checkDomain(domain);
+  const expected = mac(
+    keyRing,
+    purpose,
+    key,
+    frame(KEYED_MAC_TAG, domain, bytes),
+    'keyed_mac_key_unknown',
+  );
+  const actual = decodeDigest(value);
+  return actual !== undefined && timingSafeEqual(expected, actual);
 }
 
 /** Lower-case hex SHA-256 of `bytes`; a string is hashed as its UTF-8 bytes (not normalised). */
@@ -129,16 +171,13 @@ function mac(
   keyRing: KeyRing,
   purpose: KeyPurpose,
   reference: KeyReference,
-  tag: string,
-  domain: string,
-  payload: unknown,
+  message: Buffer,
   unknownKeyCode: string,
 ): Buffer {
-  const message = framedMessage(tag, domain, payload);
   const subkey = keyRing.deriveKey(reference, purpose);
   if (subkey === undefined) {
     const id = `${reference.handle}:${reference.version}`;
-    const what = tag === COMMITMENT_TAG ? 'a commitment' : 'a keyed digest';
+    const what = purpose === 'commitment' ? 'a commitment' : 'a keyed digest';
     throw new ConfigurationError(
       unknownKeyCode,
       `Cannot compute ${what}: the key ring does not hold key ${id} (a missing key is a deployment error)`,
@@ -154,13 +193,22 @@ function mac(
 
 /** `tag` then, for the domain and the canonical payload, a u32 big-endian length and the bytes. */
 function framedMessage(tag: string, domain: string, payload: unknown): Buffer {
+  checkDomain(domain);
+  return frame(tag, domain, canonicalBytes(payload));
+}
+
+function checkDomain(domain: string): void {
   if (typeof domain !== 'string' || domain === '' || /[\uD800-\uDFFF]/u.test(domain)) {
     throw new ContractViolationError(
       'commitment_domain_invalid',
       'Cannot compute a commitment: the domain must be a non-empty, well-formed string',
     );
   }
-  const parts = [Buffer.from(domain, 'utf8'), Buffer.from(canonicalBytes(payload))];
+}
+
+/** `tag` then, for the (checked) domain and `bytes`, a u32 big-endian length and the bytes. */
+function frame(tag: string, domain: string, bytes: Uint8Array): Buffer {
+  const parts = [Buffer.from(domain, 'utf8'), Buffer.from(bytes)];
   const chunks: Buffer[] = [Buffer.from(tag, 'ascii')];
   for (const part of parts) {
     const length = Buffer.alloc(4);

@@ -20,6 +20,7 @@ import { createGuard, createMemoryStore } from '../index.js';
 import { Breakage } from './breakages.js';
 import { sealEnvelope } from './envelope.js';
 import { snapshotAad } from './guard/proposal-snapshot.js';
+import { sealRecord } from './record-mac.js';
 import type { ProposalRecord } from './store.js';
 
 const MINUTE = 60_000;
@@ -196,7 +197,8 @@ describe('the breakage switch', () => {
           kind: 'update',
           expectedRevision: stored.revision,
           expectedStatus: stored.status,
-          record: { ...stored, revision: stored.revision + 1, snapshot },
+          // Holding the key ring, they can seal the record's MAC too (decision 045).
+          record: sealRecord(h.keyRing, { ...stored, revision: stored.revision + 1, snapshot }),
         },
         events: [
           {

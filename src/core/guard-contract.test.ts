@@ -8,6 +8,8 @@ import {
   defineAction,
   ProposalNotFoundError,
 } from '../index.js';
+import { canonicalize } from './canonical-json.js';
+import { keyedDigest, sha256Hex } from './commitment.js';
 
 describe('contracts', () => {
   const malformed: [string, Record<string, unknown> | unknown, string][] = [
@@ -454,5 +456,55 @@ describe('facts', () => {
       facts: { eligibleMinor: 0 },
     });
     expect(provider.calls.execute).toBe(0);
+  });
+});
+
+describe('the facts digest in the ledger', () => {
+  async function factsDigestOf(
+    harness: ReturnType<typeof createHarness>,
+    facts: unknown,
+    orderId = 'ord_1',
+  ) {
+    const prepared = await harness.guard.prepare(harness.refund, {
+      tenant: harness.tenant,
+      input: refundArgs({ orderId }),
+      principal: 'agent-svc',
+      facts,
+    });
+    const events = await harness.store.readLedger({
+      tenant: harness.tenant,
+      proposal: prepared.proposal,
+    });
+    const decided = events.find((event) => event.type === 'policy_decided');
+    return decided?.data as { factsDigest?: string; factsDigestKey?: string };
+  }
+
+  it('cannot be recovered by guessing a small fact: it is keyed, not a plain SHA-256', async () => {
+    const harness = createHarness();
+    const { factsDigest, factsDigestKey } = await factsDigestOf(harness, { eligibleMinor: 4_217 });
+    expect(factsDigest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(factsDigestKey).toBe('development:1');
+    // Whoever reads the ledger can try every small amount; none gives the digest.
+    for (let guess = 0; guess <= 10_000; guess++) {
+      const plain = sha256Hex(canonicalize({ eligibleMinor: guess }));
+      expect(plain === factsDigest).toBe(false);
+    }
+  });
+
+  it('is recomputable by an auditor holding the key, and differs per proposal for the same facts', async () => {
+    const harness = createHarness();
+    const facts = { eligibleMinor: 4_217 };
+    const first = await factsDigestOf(harness, facts, 'ord_1');
+    const second = await factsDigestOf(harness, facts, 'ord_2');
+    expect(first.factsDigest).not.toBe(second.factsDigest);
+    const events = await harness.store.readLedger({ tenant: harness.tenant });
+    const proposal = events.find((event) => event.type === 'policy_decided')?.proposal;
+    expect(
+      keyedDigest(harness.keyRing, 'facts', harness.keyRing.current, 'sideguard/policy-facts/v1', {
+        tenant: harness.tenant,
+        proposal: proposal ?? null,
+        facts,
+      }),
+    ).toBe(first.factsDigest);
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createHarness, refundAction, refundArgs } from '../../test/support/guard-harness.js';
+import {
+  createHarness,
+  ERASER,
+  refundAction,
+  refundArgs,
+} from '../../test/support/guard-harness.js';
 
 const principal = 'agent-svc';
 const responseBody = { id: 're_1', customer: 'Ada Lovelace <ada@example.com>', amount: 4200 };
@@ -89,7 +94,7 @@ describe('the private output of a write', () => {
     const erased = await guard.erase(refund, {
       tenant,
       proposal: first.proposal,
-      reader: principal,
+      reader: ERASER,
     });
     expect(erased.outcome).toBe('erased');
     expect((await store.getProposal(tenant, first.proposal))?.output).toBeNull();

@@ -8,9 +8,16 @@ import {
   prepareForApproval,
   waitUntil,
 } from '../../test/support/evidence-helpers.js';
-import { createHarness, refundAction, refundArgs } from '../../test/support/guard-harness.js';
+import {
+  createFakeProvider,
+  createHarness,
+  ERASER,
+  refundAction,
+  refundArgs,
+} from '../../test/support/guard-harness.js';
 import {
   createMemoryStore,
+  defineAction,
   type GuardEvent,
   type GuardStore,
   ProposalNotFoundError,
@@ -254,7 +261,7 @@ describe('erasure', () => {
   it('erases a verified proposal: tombstone, no snapshot, ledger still verifies', async () => {
     const h = createHarness();
     const proposal = await verifiedRefund(h);
-    const erased = await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: PRINCIPAL });
+    const erased = await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: ERASER });
     expect(erased).toMatchObject({ outcome: 'erased', status: 'erased' });
 
     const record = await h.store.getProposal(h.tenant, proposal);
@@ -272,9 +279,9 @@ describe('erasure', () => {
     const events = ofType(await ledgerOf(h, proposal), 'erased');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ status: 'erased' });
-    expect(events[0]?.data).toMatchObject({ previousStatus: 'verified', requestedBy: PRINCIPAL });
+    expect(events[0]?.data).toMatchObject({ previousStatus: 'verified', requestedBy: ERASER });
 
-    const again = await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: PRINCIPAL });
+    const again = await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: ERASER });
     expect(again).toMatchObject({
       outcome: 'erased',
       status: 'erased',
@@ -287,7 +294,7 @@ describe('erasure', () => {
   it('refuses to execute an erased proposal and never calls the executor', async () => {
     const h = createHarness();
     const { proposal } = await prepareForApproval(h);
-    await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: 'finance-a' });
+    await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: ERASER });
     const executed = await h.guard.execute(h.refund, { tenant: h.tenant, proposal });
     expect(executed).toMatchObject({ outcome: 'erased', status: 'erased' });
     expect(h.provider.calls.execute).toBe(0);
@@ -307,7 +314,7 @@ describe('erasure', () => {
     const blocked = await h.guard.erase(h.refund, {
       tenant: h.tenant,
       proposal: prepared.proposal,
-      reader: PRINCIPAL,
+      reader: ERASER,
     });
     expect(blocked).toMatchObject({
       outcome: 'conflict',
@@ -322,22 +329,69 @@ describe('erasure', () => {
     const erased = await h.guard.erase(h.refund, {
       tenant: h.tenant,
       proposal: prepared.proposal,
-      reader: PRINCIPAL,
+      reader: ERASER,
     });
     expect(erased.outcome).toBe('erased');
   });
 
-  it('treats an unauthorised eraser exactly like a missing proposal', async () => {
+  it.each([
+    ['the proposing agent', PRINCIPAL],
+    ['a declared approver', 'finance-a'],
+    ['a declared reader', 'auditor'],
+    ['someone else', 'someone-else'],
+  ])('refuses %s as an eraser exactly like a missing proposal', async (_who, reader) => {
     const h = createHarness();
-    const proposal = await verifiedRefund(h);
+    const refund = refundAction(h.provider, { readers: ['auditor'] });
+    const { proposal } = await h.guard.run(refund, {
+      tenant: h.tenant,
+      input: refundArgs(),
+      principal: PRINCIPAL,
+    });
     const error = await h.guard
-      .erase(h.refund, { tenant: h.tenant, proposal, reader: 'someone-else' })
+      .erase(refund, { tenant: h.tenant, proposal, reader })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProposalNotFoundError);
     expect((error as ProposalNotFoundError).message).toBe(`Proposal "${proposal}" was not found`);
+    const missing = await h.guard
+      .erase(refund, { tenant: h.tenant, proposal: 'prop_missing', reader })
+      .catch((e: unknown) => e);
+    expect((missing as Error).message).toBe('Proposal "prop_missing" was not found');
     const record = await h.store.getProposal(h.tenant, proposal);
     expect(record?.status).toBe('verified');
     expect(record?.snapshot).not.toBeNull();
+    expect(ofType(await ledgerOf(h, proposal), 'erased')).toHaveLength(0);
+  });
+
+  it('lets nobody erase an action that declares no erasers', async () => {
+    const h = createHarness();
+    const { erasers: _declared, ...config } = refundAction(h.provider).config;
+    const refund = defineAction(config);
+    const proposal = (
+      await h.guard.run(refund, { tenant: h.tenant, input: refundArgs(), principal: PRINCIPAL })
+    ).proposal;
+    for (const reader of [PRINCIPAL, ERASER, 'finance-a']) {
+      await expect(
+        h.guard.erase(refund, { tenant: h.tenant, proposal, reader }),
+      ).rejects.toBeInstanceOf(ProposalNotFoundError);
+    }
+  });
+
+  it('lets a declared eraser erase without letting it read', async () => {
+    const h = createHarness();
+    const proposal = await verifiedRefund(h);
+    await expect(
+      h.guard.read(h.refund, { tenant: h.tenant, proposal, reader: ERASER }),
+    ).rejects.toBeInstanceOf(ProposalNotFoundError);
+    const erased = await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: ERASER });
+    expect(erased.outcome).toBe('erased');
+  });
+
+  it('refuses erasers that are not non-empty strings when the action is defined', () => {
+    for (const erasers of [[''], [42], 'privacy-officer']) {
+      expect(() => refundAction(createFakeProvider(), { erasers: erasers as never })).toThrowError(
+        expect.objectContaining({ code: 'action_config_invalid' }),
+      );
+    }
   });
 });
 
@@ -377,7 +431,7 @@ describe('a tampered store', () => {
     ],
     [
       'the commitment value',
-      'commitment_mismatch',
+      'record_mac_invalid',
       (r: ProposalRecord): ProposalRecord => ({
         ...r,
         commitment: { ...r.commitment, value: flipHex(r.commitment.value) },
@@ -385,7 +439,7 @@ describe('a tampered store', () => {
     ],
     [
       'the principal the commitment binds',
-      'commitment_mismatch',
+      'record_mac_invalid',
       (r: ProposalRecord): ProposalRecord => ({ ...r, principal: 'agent-evil' }),
     ],
   ])(

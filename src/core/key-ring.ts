@@ -32,6 +32,10 @@ export const KeyPurpose = {
   encryption: 'encryption',
   effect: 'effect',
   ledger: 'ledger',
+  /** The MAC on every stored proposal record (decision 045). */
+  record: 'record',
+  /** The keyed digest of the policy facts in the ledger, so small facts cannot be guessed. */
+  facts: 'facts',
 } as const;
 /** What a subkey is for; see {@link KeyPurpose}. */
 export type KeyPurpose = (typeof KeyPurpose)[keyof typeof KeyPurpose];
@@ -229,11 +233,18 @@ export function createDevelopmentKeyRing(label: string = DEFAULT_DEVELOPMENT_LAB
  * - `current=<handle>:<version>` and `effect=<handle>:<version>` name the designated keys. Both
  *   default to the only key when there is exactly one; with more keys both are required.
  *
- * @throws ConfigurationError code `key_ring_environment_invalid` naming the entry by position
- *   (and by key name when it parsed), never echoing secret text; or any error of
+ * @throws ConfigurationError code `key_ring_environment_invalid` when `value` is undefined or
+ *   blank (saying how to make one), or naming the entry by position (and by key name when it
+ *   parsed), never echoing secret text; or any error of
  *   {@link createKeyRing}.
  */
-export function keyRingFromEnvironmentValue(value: string): KeyRing {
+export function keyRingFromEnvironmentValue(value: string | undefined): KeyRing {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigurationError(
+      'key_ring_environment_invalid',
+      'Cannot read the key ring text (SIDEGUARD_KEYS): it is not set. Run `sideguard keys generate` and put its output in SIDEGUARD_KEYS (keep it secret, like a password)',
+    );
+  }
   const keys: KeyMaterial[] = [];
   let current: KeyReference | undefined;
   let effectKey: KeyReference | undefined;

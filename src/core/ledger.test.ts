@@ -8,7 +8,7 @@ import {
   parseJsonl,
   prepareForApproval,
 } from '../../test/support/evidence-helpers.js';
-import { createHarness, refundArgs } from '../../test/support/guard-harness.js';
+import { createHarness, ERASER, refundArgs } from '../../test/support/guard-harness.js';
 import {
   createMemoryStore,
   GENESIS_HASH,
@@ -444,7 +444,7 @@ describe('ledger property', () => {
       case 'erase': {
         const proposal = pick(step.target);
         if (proposal !== undefined) {
-          await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: PRINCIPAL });
+          await h.guard.erase(h.refund, { tenant: h.tenant, proposal, reader: ERASER });
         }
         return;
       }

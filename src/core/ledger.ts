@@ -43,7 +43,16 @@ export interface LedgerHead {
   readonly hash: string;
 }
 
-/** Computes the hash of an event from all of its fields but `hash`. */
+/**
+ * The hash of a sealed event, from all of its fields but `hash`: lower-case hex SHA-256 of the
+ * Canonical JSON v1 text (keys sorted by code point, strings NFC, no whitespace, safe integers
+ * only) of `{ v: 1, tenant, sequence, previousHash, proposal, type, at, actionType, status,
+ * revision, data }`. `previousHash` is the hash of the tenant's previous event, or
+ * {@link GENESIS_HASH} for sequence 1. Unkeyed on purpose, so anyone can re-verify an exported
+ * chain; a chain rewritten and rehashed whole is caught against a head anchored outside the store
+ * (`sideguard ledger head`, `ledger verify --expect-head`).
+ * @throws ContractViolationError `canonical_json_invalid` for fields Canonical JSON refuses.
+ */
 export function hashLedgerEvent(event: Omit<LedgerEvent, 'hash'>): string {
   return sha256Hex(
     canonicalize({

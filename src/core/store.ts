@@ -8,6 +8,7 @@ import type { JsonValue } from './canonical-json.js';
 import type { Commitment } from './commitment.js';
 import type { SealedEnvelope } from './envelope.js';
 import type { LedgerEvent, LedgerEventDraft, LedgerHead } from './ledger.js';
+import type { RecordMac } from './record-mac.js';
 import type { ChannelAssurance, PolicyDecision, ProposalStatus } from './vocabulary.js';
 
 /** A provider's proof that a write happened (non-private: ids, amounts, provider names). */
@@ -67,6 +68,18 @@ export interface ProposalRecord {
   readonly supersededBy: string | null;
   /** The proposal this one replaced, if any. */
   readonly supersedes: string | null;
+  /**
+   * `evidenceRowDigest` of every authority evidence row stored for this proposal, in the order
+   * recorded. The record MAC covers it, so an evidence row inserted, changed or deleted outside
+   * Sideguard is detected. Absent means none (records written before 0.2, sample records).
+   */
+  readonly countedEvidence?: readonly string[];
+  /**
+   * The guard's keyed MAC over every field but `recordMac`, `snapshot` and `output`, set on each
+   * write (decision 045). Stores keep it as part of the record and never compute it. Absent only
+   * in records the guard did not write (0.1 stores, store tests).
+   */
+  readonly recordMac?: RecordMac;
 }
 
 /** Authority evidence as stored: the canonical evidence plus what the guard derived from it. */

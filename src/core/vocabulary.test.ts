@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { decide, PRINCIPAL } from '../../test/support/evidence-helpers.js';
 import {
   createHarness,
+  ERASER,
   type ProviderStep,
   refundAction,
   refundArgs,
@@ -286,7 +287,7 @@ async function apply(
     const ids = new Set((await h.store.readLedger({ tenant })).map((event) => event.proposal));
     for (const id of ids) {
       if (id === null || (await h.store.getProposal(tenant, id)) === undefined) continue;
-      await h.guard.erase(refund, { tenant, proposal: id, reader: PRINCIPAL });
+      await h.guard.erase(refund, { tenant, proposal: id, reader: ERASER });
     }
   }
   if (op.do === 'provider') {
@@ -315,7 +316,7 @@ async function apply(
       await h.guard[op.do](refund, address);
       break;
     case 'erase':
-      await h.guard.erase(refund, { ...address, reader: PRINCIPAL });
+      await h.guard.erase(refund, { ...address, reader: ERASER });
       break;
     case 'resolve':
       await h.guard.resolveOutcome(refund, {

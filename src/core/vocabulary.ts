@@ -87,6 +87,8 @@ export const LedgerEventType = {
   /** An operator attested what they found at the provider for an unknown outcome. */
   operator_resolved: 'operator_resolved',
   erased: 'erased',
+  /** The guard found the store altered outside Sideguard and refused to act (decision 045). */
+  store_tampering_detected: 'store_tampering_detected',
 } as const;
 export type LedgerEventType = (typeof LedgerEventType)[keyof typeof LedgerEventType];
 

@@ -93,6 +93,9 @@ export const refundApproval = approvals.mOfN(2, [
   { id: 'risk-officer', requiredAssurance: 'medium' },
 ]);
 
+/** Who may erase refund proposals: the privacy office, never the agent that proposed them. */
+export const refundErasers: readonly string[] = ['privacy-officer'];
+
 /** Reads an order's eligible refund amount (the policy's facts) from the orders API. */
 export async function readRefundFacts(
   endpoints: ProviderEndpoints,
@@ -198,6 +201,7 @@ export function defineRefundAction(
     protectedFields: ['orderId', 'chargeId', 'customerId', 'amount', 'currency'],
     policy: (input, context) => refundPolicy(input, context.facts),
     approval: refundApproval,
+    erasers: refundErasers,
     preview: (input) => ({
       summary: `Refund ${input.amount} ${input.currency.toUpperCase()} on order ${input.orderId} (${input.reason})`,
     }),
@@ -249,6 +253,7 @@ export function defineRefundAndCloseAction(
     protectedFields: ['orderId', 'chargeId', 'customerId', 'amount', 'currency', 'ticketId'],
     policy: (input, context) => refundPolicy(input, context.facts),
     approval: refundApproval,
+    erasers: refundErasers,
     preview: (input) => ({
       summary: `Refund ${input.amount} ${input.currency.toUpperCase()} on order ${input.orderId} and close ticket ${input.ticketId}`,
     }),

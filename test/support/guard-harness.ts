@@ -92,6 +92,9 @@ export const refundInput = z.object({
   requestId: z.string().optional(),
 });
 
+/** Who may erase the harness refund's proposals (nobody else may, not even the proposer). */
+export const ERASER = 'privacy-officer';
+
 /** The refund action of the issue: ≤100.00 allowed, ≤1000.00 needs 2-of-3, above is blocked. */
 export function refundAction(
   provider: FakeProvider,
@@ -115,6 +118,7 @@ export function refundAction(
     preview: (input) => ({
       summary: `Refund ${input.amount} ${input.currency} on ${input.orderId}`,
     }),
+    erasers: [ERASER],
     execute: async (_input, context) => {
       provider.calls.execute += 1;
       provider.keysSeen.push(context.providerIdempotencyKey);

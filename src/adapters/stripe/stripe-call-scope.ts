@@ -65,10 +65,12 @@ export async function runInStripeScope<T>(
 }
 
 /**
- * The guard's AbortSignal for an execute/verify call, when the guard passes one (the context's
- * `signal`, tied to the execution lease), else `fallback`.
+ * The signal for an execute/verify call: the guard's (the context's `signal`, aborted when the
+ * execution lease ends) and the pair's own `fallback`, whichever aborts first.
  */
 export function contextSignal(context: object, fallback?: AbortSignal): AbortSignal | undefined {
   const { signal } = context as { signal?: unknown };
-  return signal instanceof AbortSignal ? signal : fallback;
+  const fromGuard = signal instanceof AbortSignal ? signal : undefined;
+  if (fromGuard === undefined) return fallback;
+  return fallback === undefined ? fromGuard : AbortSignal.any([fromGuard, fallback]);
 }

@@ -3,7 +3,9 @@
  * (I9), stores it with its ledger event, and moves the proposal when the M-of-N tally is
  * satisfied or vetoed.
  */
+
 import type { ActionDefinition, ApprovalRule } from '../action.js';
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import { AuthorityEvidenceError } from '../errors.js';
 import {
   type AuthorityEvidence,
@@ -12,13 +14,13 @@ import {
   evidenceDigest,
 } from '../evidence.js';
 import type { LedgerEventDraft } from '../ledger.js';
+import { evidenceRowDigest } from '../record-mac.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
 import { expire, isExpiredAt } from './expiry.js';
 import {
   after,
   checkAction,
-  checkArgument,
   commit,
   draft,
   type GuardContext,
@@ -87,7 +89,7 @@ export async function recordAuthority(
 ): Promise<GuardResult> {
   checkAction(action);
   const who: Presenter = {
-    tenant: checkArgument('tenant', options.tenant),
+    tenant: checkTenant(options.tenant),
     authenticated: checkArgument('authenticatedAuthority', options.authenticatedAuthority),
     action,
   };
@@ -127,7 +129,7 @@ export async function recordAuthority(
     if (problem !== undefined) {
       return rejectEvidence(context, who, record, problem.code, problem.message);
     }
-    const stored = await context.store.listEvidence(who.tenant, record.proposal);
+    const stored = await context.store.countedEvidence(record);
     if (stored.some((e) => e.evidenceDigest === digest)) {
       return resultOf(record, 'replayed', { reasonCode: 'evidence_already_recorded' });
     }
@@ -185,7 +187,11 @@ async function storeEvidence(
     status = 'authorized';
     reasonCode = 'authority_satisfied';
   }
-  const next = successor(context, record, { status, reasonCode });
+  const next = successor(context, record, {
+    status,
+    reasonCode,
+    countedEvidence: [...(record.countedEvidence ?? []), evidenceRowDigest(evidenceRecord)],
+  });
   const events: LedgerEventDraft[] = [
     draft(
       context,

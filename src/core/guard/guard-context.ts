@@ -4,18 +4,15 @@
  * ledger drafts, and the compare-and-set commit.
  */
 import type { ActionDefinition } from '../action.js';
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import { type BreakageCheck, breakageCheck } from '../breakages.js';
 import type { JsonValue } from '../canonical-json.js';
-import {
-  ConfigurationError,
-  ContractViolationError,
-  ProposalNotFoundError,
-  StoreInvariantError,
-} from '../errors.js';
+import { ConfigurationError, ProposalNotFoundError, StoreInvariantError } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent, LedgerEventDraft } from '../ledger.js';
-import type { GuardStore, ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
+import type { ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
 import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
+import { type AuthenticatedStore, authenticateStore } from './authenticated-store.js';
 import type {
   Clock,
   GuardCoreConfig,
@@ -31,7 +28,11 @@ export const MAX_CAS_ATTEMPTS = 16;
 
 /** What every guard operation is given. Built once per guard by `createGuardContext`. */
 export interface GuardContext {
-  readonly store: GuardStore;
+  /**
+   * The configured store behind the checks of decision 045: records are sealed with a MAC on
+   * write and refused on read when it fails; counted evidence and claims are checked.
+   */
+  readonly store: AuthenticatedStore;
   readonly keyRing: KeyRing;
   readonly clock: Clock;
   /** Ends leases on the clock's time (aborts the signal the host's function was given). */
@@ -84,7 +85,12 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     }
   };
   return {
-    store: config.store,
+    store: authenticateStore({
+      store: config.store,
+      keyRing: config.keyRing,
+      now: () => config.clock.now(),
+      emit,
+    }),
     keyRing: config.keyRing,
     clock: config.clock,
     scheduler: schedulerOf(config),
@@ -130,23 +136,6 @@ const STATUS_OUTCOME: Readonly<Record<ProposalStatus, Outcome>> = {
 
 /** The outcome a call reports when all it has to say is the proposal's status. */
 export const outcomeOfStatus = (status: ProposalStatus): Outcome => STATUS_OUTCOME[status];
-
-/** Checks a caller-supplied identifier (tenant, proposal, principal, …). */
-export function checkArgument(name: string, value: unknown): string {
-  if (
-    typeof value !== 'string' ||
-    value.length === 0 ||
-    value.length > 256 ||
-    [...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f)
-  ) {
-    throw new ContractViolationError(
-      'invalid_argument',
-      `${name} must be a non-empty string of at most 256 characters without control characters`,
-      { data: { argument: name } },
-    );
-  }
-  return value;
-}
 
 /** Asserts that the host passed an action made by `defineAction`. */
 export function checkAction(action: unknown): asserts action is ActionDefinition {
@@ -293,7 +282,7 @@ export async function load(
   address: ProposalAddress,
 ): Promise<ProposalRecord> {
   checkAction(action);
-  const tenant = checkArgument('tenant', address.tenant);
+  const tenant = checkTenant(address.tenant);
   const proposal = checkArgument('proposal', address.proposal);
   const record = await context.store.getProposal(tenant, proposal);
   if (record === undefined || record.tenant !== tenant || record.actionType !== action.typeName) {

@@ -232,6 +232,10 @@ export interface Guard {
     options: ResolveOutcomeOptions,
   ): Promise<GuardResult>;
   read<A extends ActionDefinition>(action: A, address: ReaderAddress): Promise<ProposalView>;
+  /**
+   * Erases a settled proposal's private data. `address.reader` is who asks: one of the action's
+   * declared `erasers`, or the call fails exactly like a missing proposal.
+   */
   erase<A extends ActionDefinition>(action: A, address: ReaderAddress): Promise<GuardResult>;
   /** prepare + execute when no approval is needed (or resumes an authorized replay). */
   run<A extends ActionDefinition>(

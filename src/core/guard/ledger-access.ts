@@ -1,4 +1,5 @@
 /** The guard's view of a tenant's ledger: export, chain verification against the store's head, replay. */
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import {
   type LedgerVerification,
   ledgerToJsonl,
@@ -6,7 +7,7 @@ import {
   replayProposal,
   verifyLedgerChain,
 } from '../ledger.js';
-import { checkArgument, type GuardContext } from './guard-context.js';
+import type { GuardContext } from './guard-context.js';
 import type { ProposalAddress } from './guard-types.js';
 
 /** The tenant's ledger as JSONL (one sealed event per line). */
@@ -14,7 +15,7 @@ export async function exportLedger(
   context: GuardContext,
   options: { readonly tenant: string },
 ): Promise<string> {
-  const tenant = checkArgument('tenant', options.tenant);
+  const tenant = checkTenant(options.tenant);
   return ledgerToJsonl(await context.store.readLedger({ tenant }));
 }
 
@@ -23,7 +24,7 @@ export async function verifyLedger(
   context: GuardContext,
   options: { readonly tenant: string },
 ): Promise<LedgerVerification> {
-  const tenant = checkArgument('tenant', options.tenant);
+  const tenant = checkTenant(options.tenant);
   const { store } = context;
   const checkpoint = await store.ledgerCheckpoint(tenant);
   const verdict = verifyLedgerChain(
@@ -51,7 +52,7 @@ export async function replayFromLedger(
   context: GuardContext,
   address: ProposalAddress,
 ): Promise<ProposalReplay | undefined> {
-  const tenant = checkArgument('tenant', address.tenant);
+  const tenant = checkTenant(address.tenant);
   const proposal = checkArgument('proposal', address.proposal);
   return replayProposal(await context.store.readLedger({ tenant, proposal }), proposal);
 }

@@ -5,13 +5,13 @@
  * (`operator_resolved`: who, when, what), and the store accepts the move only with it.
  */
 import type { ActionDefinition } from '../action.js';
+import { checkArgument } from '../argument-checks.js';
 import { keyedDigest } from '../commitment.js';
 import { ContractViolationError, ProposalNotFoundError } from '../errors.js';
 import type { ProposalRecord, Receipt } from '../store.js';
 import { OPERATOR_RESOLVABLE_STATUSES } from '../vocabulary.js';
 import {
   after,
-  checkArgument,
   draft,
   type GuardContext,
   load,

@@ -3,9 +3,11 @@
  * the proposal (commitment and encrypted snapshot) with its first ledger events. A dry run walks
  * the same checks and records only its prediction (I4).
  */
+
 import type { ActionDefinition } from '../action.js';
+import { checkArgument, checkTenant } from '../argument-checks.js';
 import { canonicalize, type JsonValue } from '../canonical-json.js';
-import { computeCommitment, sha256Hex } from '../commitment.js';
+import { computeCommitment } from '../commitment.js';
 import { sealEnvelope } from '../envelope.js';
 import { ContractViolationError, SideguardError, StoreInvariantError } from '../errors.js';
 import type { LedgerEventDraft } from '../ledger.js';
@@ -18,7 +20,6 @@ import {
 import {
   after,
   checkAction,
-  checkArgument,
   commit,
   draft,
   type GuardContext,
@@ -32,7 +33,13 @@ import type {
   PrepareOptions,
 } from './guard-types.js';
 import { errorTag, readField, reasonCodeOf, shortText, wellFormed } from './host-text.js';
-import { commitmentPayload, effectKeyOf, outputPart, snapshotAad } from './proposal-snapshot.js';
+import {
+  commitmentPayload,
+  effectKeyOf,
+  factsDigestData,
+  outputPart,
+  snapshotAad,
+} from './proposal-snapshot.js';
 
 const MAX_INPUT_BYTES = 64 * 1024;
 const MAX_ISSUES = 20;
@@ -284,7 +291,7 @@ export async function prepareProposal(
     throw new ContractViolationError('invalid_argument', `mode must be 'commit' or 'dry_run'`);
   }
   const who: Proposing = {
-    tenant: checkArgument('tenant', options.tenant),
+    tenant: checkTenant(options.tenant),
     principal: checkArgument('principal', options.principal),
     agent: options.agent === undefined ? null : checkArgument('agent', options.agent),
     mode,
@@ -441,6 +448,7 @@ async function insertProposal(
     compensationReceipts: [],
     supersededBy: null,
     supersedes: effect.supersedes,
+    countedEvidence: [],
   };
   const events: LedgerEventDraft[] = [
     draft(context, 'contract_validated', proposal, action.typeName, {
@@ -450,7 +458,7 @@ async function insertProposal(
     draft(context, 'policy_decided', proposal, action.typeName, {
       decision: verdict.decision,
       reasonCode: verdict.reasonCode,
-      ...(valid.facts === null ? {} : { factsDigest: sha256Hex(valid.factsJson) }),
+      ...(valid.facts === null ? {} : factsDigestData(context, tenant, proposal, valid.facts)),
     }),
     draft(
       context,

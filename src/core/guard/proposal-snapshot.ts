@@ -33,6 +33,29 @@ export function effectKeyOf(
   return `sek_${digest}`;
 }
 
+/**
+ * What the ledger's `policy_decided` event says about the facts: a keyed digest (purpose
+ * `facts`, the current key, named in `factsDigestKey`) over the tenant, the proposal and the
+ * facts, so a reader of the ledger cannot recover small facts by guessing, equal facts of two
+ * proposals do not link them, and an auditor holding the key can check given facts.
+ */
+export function factsDigestData(
+  context: GuardContext,
+  tenant: string,
+  proposal: string,
+  facts: JsonValue,
+): { readonly factsDigest: string; readonly factsDigestKey: string } {
+  const key = context.keyRing.current;
+  return {
+    factsDigest: keyedDigest(context.keyRing, KeyPurpose.facts, key, 'sideguard/policy-facts/v1', {
+      tenant,
+      proposal,
+      facts,
+    }),
+    factsDigestKey: `${key.handle}:${key.version}`,
+  };
+}
+
 /** Stable across retries and restarts; new only per allowed resend (I5). */
 export const providerKeyOf = (record: ProposalRecord, label = 'execute'): string =>
   `sg-${sha256Hex(`sideguard/provider-idempotency-key/v1\u0000${label}\u0000${record.effectScope}\u0000${record.resendGeneration}`).slice(0, 48)}`;

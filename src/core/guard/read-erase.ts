@@ -1,8 +1,11 @@
 /**
- * `read` and `erase` for authorised readers: the proposer, the declared authorities and the
- * action's extra readers. Anyone else gets not-found (access failures look like not-found).
+ * `read` for authorised readers (the proposer, the declared authorities and the action's extra
+ * readers) and `erase` for the action's declared erasers only. Anyone else gets not-found:
+ * access failures look exactly like a missing proposal.
  */
+
 import type { ActionDefinition } from '../action.js';
+import { checkArgument } from '../argument-checks.js';
 import type { JsonValue } from '../canonical-json.js';
 import { ProposalNotFoundError } from '../errors.js';
 import { tallyAuthority } from '../evidence.js';
@@ -10,7 +13,6 @@ import type { ProposalRecord } from '../store.js';
 import { isAllowedTransition } from '../vocabulary.js';
 import {
   after,
-  checkArgument,
   draft,
   type GuardContext,
   iso,
@@ -30,14 +32,19 @@ const mayRead = (action: ActionDefinition, record: ProposalRecord, reader: strin
   (action.approval?.authorities.some((authority) => authority.id === reader) ?? false) ||
   (action.config.readers?.includes(reader) ?? false);
 
-async function loadForReader(
+/** Erasing needs its own declaration: reading does not imply it (decision 047). */
+const mayErase = (action: ActionDefinition, _record: ProposalRecord, eraser: string): boolean =>
+  action.config.erasers?.includes(eraser) ?? false;
+
+async function loadFor(
   context: GuardContext,
   action: ActionDefinition,
   address: ReaderAddress,
+  allowed: (action: ActionDefinition, record: ProposalRecord, who: string) => boolean,
 ): Promise<ProposalRecord> {
-  const reader = checkArgument('reader', address.reader);
+  const who = checkArgument('reader', address.reader);
   const record = await load(context, action, address);
-  if (!mayRead(action, record, reader)) throw new ProposalNotFoundError(address.proposal);
+  if (!allowed(action, record, who)) throw new ProposalNotFoundError(address.proposal);
   return record;
 }
 
@@ -47,17 +54,13 @@ export async function readProposal(
   action: ActionDefinition,
   address: ReaderAddress,
 ): Promise<ProposalView> {
-  const record = await loadForReader(context, action, address);
+  const record = await loadFor(context, action, address, mayRead);
   const opened = record.snapshot === null ? undefined : openSnapshot(context, action, record);
   const rule = action.approval;
   const tally =
     rule === undefined
       ? undefined
-      : tallyAuthority(
-          rule,
-          await context.store.listEvidence(record.tenant, record.proposal),
-          context.clock.now(),
-        );
+      : tallyAuthority(rule, await context.store.countedEvidence(record), context.clock.now());
   return {
     ...resultOf(record),
     ...outputPart(context, record),
@@ -93,13 +96,16 @@ export async function readProposal(
   };
 }
 
-/** Erases a settled proposal's private data and leaves a tombstone (I8). */
+/**
+ * Erases a settled proposal's private data and leaves a tombstone (I8). `address.reader` is who
+ * asks; it must be one of the action's declared `erasers`.
+ */
 export async function eraseProposal(
   context: GuardContext,
   action: ActionDefinition,
   address: ReaderAddress,
 ): Promise<GuardResult> {
-  let record = await loadForReader(context, action, address);
+  let record = await loadFor(context, action, address, mayErase);
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
     if (record.status === 'erased') {
       return resultOf(record, 'erased', { reasonCode: 'already_erased' });

@@ -2,13 +2,14 @@
  * Reconciliation and the sweeper: an execution whose lease ran out becomes an unknown outcome
  * (its write may or may not have happened), due proposals expire, and due verifications run.
  */
+
 import type { ActionDefinition } from '../action.js';
+import { checkTenant } from '../argument-checks.js';
 import type { ProposalRecord } from '../store.js';
 import { expire, isExpiredAt } from './expiry.js';
 import {
   after,
   checkAction,
-  checkArgument,
   draft,
   type GuardContext,
   load,
@@ -98,7 +99,7 @@ export async function sweepDue(
   options: { readonly tenant: string; readonly limit?: number },
 ): Promise<readonly GuardResult[]> {
   checkAction(action);
-  const tenant = checkArgument('tenant', options.tenant);
+  const tenant = checkTenant(options.tenant);
   const due = await context.store.listDue({
     tenant,
     statuses: SWEPT_STATUSES,

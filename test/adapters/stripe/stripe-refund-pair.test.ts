@@ -195,6 +195,8 @@ describe('the AbortSignal (the guard passes its own in the context; a config sig
     semanticEffectKey: 'effect-signal',
     providerIdempotencyKey: 'key-signal',
     resendGeneration: 0,
+    deadlineMs: Number.MAX_SAFE_INTEGER,
+    signal: new AbortController().signal,
   };
 
   it("an aborted signal in the guard's context ends the call before anything is sent: failed_known", async () => {

@@ -1,0 +1,126 @@
+/**
+ * Record MACs: the guard authenticates every proposal record it writes with a keyed MAC, so a
+ * record changed outside Sideguard (its status, policy decision, counted evidence, lease, …) is
+ * refused instead of acted on (decision 045). Pure: the key ring is passed in.
+ */
+import { keyedMac, keyedMacMatches, sha256Hex } from './commitment.js';
+import { KeyPurpose, type KeyReference, type KeyRing } from './key-ring.js';
+import type { AuthorityEvidenceRecord, ProposalRecord } from './store.js';
+
+/** An HMAC-SHA-256 over a stored record and the key that made it; `value` is unpadded base64url. */
+export interface RecordMac {
+  readonly algorithm: 'hmac-sha256';
+  readonly keyHandle: string;
+  readonly keyVersion: number;
+  readonly value: string;
+}
+
+/** The domain every record MAC is computed under. */
+export const RECORD_MAC_DOMAIN = 'sideguard/proposal-record/v1';
+
+/**
+ * The record fields the MAC leaves out: the MAC itself, and the two encrypted envelopes, which
+ * authenticate themselves (AES-256-GCM bound to tenant and proposal; the snapshot also to the
+ * commitment, which the MAC covers). Every other field is covered, including fields added later.
+ */
+export const RECORD_MAC_EXCLUDED_FIELDS: readonly string[] = ['recordMac', 'snapshot', 'output'];
+
+/** How a stored record's MAC checks out. */
+export const RecordMacVerdict = {
+  valid: 'valid',
+  /** No MAC: written by Sideguard 0.1, or removed by someone who can write to the store. */
+  missing: 'missing',
+  /** A MAC that does not match the record: a covered field was changed outside Sideguard. */
+  invalid: 'invalid',
+} as const;
+/** How a stored record's MAC checks out; see {@link RecordMacVerdict}. */
+export type RecordMacVerdict = (typeof RecordMacVerdict)[keyof typeof RecordMacVerdict];
+
+/**
+ * The exact bytes a record MAC covers: JSON of the record without the excluded fields, object
+ * keys sorted (`Array.prototype.sort`, recursively), properties whose value is `undefined`
+ * omitted, strings exactly as stored (no Unicode normalisation: a MAC must see every byte).
+ */
+export function recordMacBytes(record: ProposalRecord): Uint8Array {
+  const covered: Record<string, unknown> = { ...record };
+  for (const field of RECORD_MAC_EXCLUDED_FIELDS) delete covered[field];
+  return new TextEncoder().encode(sortedJson(covered));
+}
+
+/**
+ * The record with a fresh MAC made with `key` (default `keyRing.current`); any MAC it carried is
+ * replaced. Rotating `current` needs nothing else: each MAC names its key.
+ * @throws ConfigurationError `keyed_mac_key_unknown` when the ring does not hold `key`.
+ */
+export function sealRecord(
+  keyRing: KeyRing,
+  record: ProposalRecord,
+  key: KeyReference = keyRing.current,
+): ProposalRecord {
+  const value = keyedMac(
+    keyRing,
+    KeyPurpose.record,
+    key,
+    RECORD_MAC_DOMAIN,
+    recordMacBytes(record),
+  );
+  return {
+    ...record,
+    recordMac: { algorithm: 'hmac-sha256', keyHandle: key.handle, keyVersion: key.version, value },
+  };
+}
+
+/**
+ * Checks a stored record's MAC with the key the MAC names (so records sealed before a rotation
+ * still check out), in constant time.
+ * @throws ConfigurationError `keyed_mac_key_unknown` when the ring no longer holds that key: a
+ *   missing key is a deployment error, not a tampered record.
+ */
+export function checkRecordMac(keyRing: KeyRing, record: ProposalRecord): RecordMacVerdict {
+  const mac: unknown = record.recordMac;
+  if (mac === undefined || mac === null) return 'missing';
+  const { algorithm, keyHandle, keyVersion, value } = mac as Partial<RecordMac>;
+  if (
+    algorithm !== 'hmac-sha256' ||
+    typeof keyHandle !== 'string' ||
+    typeof keyVersion !== 'number'
+  ) {
+    return 'invalid';
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = recordMacBytes(record);
+  } catch {
+    return 'invalid';
+  }
+  const key = { handle: keyHandle, version: keyVersion };
+  return keyedMacMatches(keyRing, KeyPurpose.record, key, RECORD_MAC_DOMAIN, bytes, value)
+    ? 'valid'
+    : 'invalid';
+}
+
+/**
+ * The digest a record lists in `countedEvidence` for one stored evidence row: SHA-256 (hex) of
+ * the row's sorted JSON (every field, so a changed expiry or decision changes it too).
+ */
+export function evidenceRowDigest(row: AuthorityEvidenceRecord): string {
+  return sha256Hex(sortedJson(row));
+}
+
+/** JSON with object keys sorted at every depth and `undefined` properties left out. */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => sortedJson(item ?? null)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const object = value as Record<string, unknown>;
+    const members = Object.keys(object)
+      .filter((key) => object[key] !== undefined)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${sortedJson(object[key])}`);
+    return `{${members.join(',')}}`;
+  }
+  const text = JSON.stringify(value);
+  if (text === undefined || (typeof value === 'number' && !Number.isFinite(value))) {
+    throw new TypeError(`a record holds a value JSON cannot represent (${typeof value})`);
+  }
+  return text;
+}
