@@ -1,0 +1,190 @@
+/**
+ * The PostgreSQL store's SQL: literals for the simple query protocol (several statements in one
+ * round trip, no parameters), a commit's writes, the batch's head and ledger statements, and the
+ * parameterised statements of the rare paths and the reads. Pure text; nothing here runs SQL.
+ */
+import { StoreInvariantError } from '../../core/errors.js';
+import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
+import type { StoreCommit } from '../../core/store.js';
+import { encodeJson } from '../store-codec.js';
+
+/** A proposal row as read (the record is the JSON text). */
+export interface ProposalRow {
+  tenant: string;
+  proposal: string;
+  revision: number;
+  status: string;
+  record: string;
+}
+/** A ledger event row as read. */
+export interface EventRow {
+  tenant: string;
+  sequence: number;
+  hash: string;
+  event: string;
+}
+/** A chain head row as locked by a batch (bigint arrives as text). */
+export interface HeadRow {
+  tenant: string;
+  sequence: string;
+  hash: string;
+}
+/** An authority evidence row as read. */
+export interface EvidenceRow {
+  tenant: string;
+  proposal: string;
+  evidence_digest: string;
+  record: string;
+}
+
+/**
+ * A SQL literal for the simple query protocol, which carries several statements in one round
+ * trip but no parameters. Numbers are quoted as pg sends parameters (`'12'`), so PostgreSQL
+ * parses and checks them against the column type exactly as before. Text with a backslash uses
+ * the `E''` form so the result does not depend on `standard_conforming_strings`.
+ */
+export function literal(value: string | number | null): string {
+  if (value === null) return 'NULL';
+  const text = typeof value === 'number' ? String(value) : value;
+  if (text.includes('\u0000')) {
+    // The protocol ends a query at NUL; PostgreSQL text cannot hold it either.
+    throw new StoreInvariantError(
+      'store_commit_malformed',
+      'Refused store commit: a text value contains U+0000, which PostgreSQL cannot store',
+    );
+  }
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/**
+ * A commit's writes, built before it is queued so the batch spends no time on JSON while it
+ * holds the chain heads: the proposal write, the claim insert and one insert per evidence item,
+ * in that order, each answering with its row count (1 when it applied).
+ */
+export function commitStatements(q: string, write: StoreCommit): string[] {
+  const statements: string[] = [];
+  const tenant = literal(write.tenant);
+  const change = write.proposal;
+  if (change !== undefined) {
+    const r = change.record;
+    const values = [
+      tenant,
+      literal(r.proposal),
+      literal(r.revision),
+      literal(r.status),
+      literal(r.effectScope),
+      literal(r.createdAtMs),
+      literal(r.dueAtMs),
+      literal(encodeJson(r)),
+    ];
+    if (change.kind === 'insert') {
+      statements.push(`INSERT INTO ${q}.proposals
+        (tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms, record)
+        VALUES (${values.join(', ')}) ON CONFLICT (tenant, proposal) DO NOTHING`);
+    } else {
+      // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
+      // wait, then PostgreSQL re-checks the condition on the row it committed.
+      statements.push(`UPDATE ${q}.proposals SET revision = ${values[2]}, status = ${values[3]},
+        effect_scope = ${values[4]}, created_at_ms = ${values[5]}, due_at_ms = ${values[6]},
+        record = ${values[7]}
+        WHERE tenant = ${tenant} AND proposal = ${values[1]}
+        AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}`);
+    }
+  }
+  if (write.claim !== undefined) {
+    const { effectScope, proposal, atMs } = write.claim;
+    statements.push(`INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
+      VALUES (${tenant}, ${literal(effectScope)}, ${literal(proposal)}, ${literal(atMs)})
+      ON CONFLICT (tenant, effect_scope) DO NOTHING`);
+  }
+  for (const item of write.evidence ?? []) {
+    statements.push(`INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
+      VALUES (${tenant}, ${literal(item.proposal)}, ${literal(item.evidenceDigest)}, ${literal(encodeJson(item))})
+      ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING`);
+  }
+  return statements;
+}
+
+/** Locks the chain heads of `tenants` that exist, in PostgreSQL's tenant order. */
+export function selectHeadsSql(q: string, tenants: readonly string[]): string {
+  return `SELECT tenant, sequence, hash FROM ${q}.ledger_heads
+    WHERE tenant IN (${tenants.map(literal).join(', ')}) ORDER BY tenant FOR UPDATE`;
+}
+
+/** Creates empty (sequence 0) chain heads for `tenants`, keeping any that exist. */
+export function createHeadsSql(q: string, tenants: readonly string[]): string {
+  const values = tenants.map((tenant) => `(${literal(tenant)}, 0, ${literal(GENESIS_HASH)})`);
+  return `INSERT INTO ${q}.ledger_heads (tenant, sequence, hash)
+    VALUES ${values.join(', ')} ON CONFLICT (tenant) DO NOTHING`;
+}
+
+/** One sealed event as a `VALUES` row of {@link appendEventsSql}. */
+export function eventRowSql(event: LedgerEvent): string {
+  return `(${literal(event.tenant)}, ${literal(event.sequence)}, ${literal(event.proposal)}, ${literal(event.hash)}, ${literal(encodeJson(event))})`;
+}
+
+/** Appends sealed events given as {@link eventRowSql} rows. */
+export function appendEventsSql(q: string, rows: readonly string[]): string {
+  return `INSERT INTO ${q}.ledger_events (tenant, sequence, proposal, hash, event) VALUES ${rows.join(',\n')}`;
+}
+
+/**
+ * Moves each tenant's head from the value locked at the start (`was`) to `to`, and asserts
+ * after the write what sealing assumed: every head moved, each from the locked value. Otherwise
+ * the division fails, and COMMIT with it.
+ */
+export function moveHeadsSql(
+  q: string,
+  moves: readonly { tenant: string; to: LedgerHead; was: LedgerHead }[],
+): string {
+  const rows = moves.map(
+    ({ tenant, to, was }) =>
+      `(${literal(tenant)}, ${literal(to.sequence)}::bigint, ${literal(to.hash)}, ${literal(was.sequence)}::bigint)`,
+  );
+  return `WITH moved AS (
+      UPDATE ${q}.ledger_heads AS h SET sequence = v.sequence, hash = v.hash
+      FROM (VALUES ${rows.join(', ')}) AS v (tenant, sequence, hash, was)
+      WHERE h.tenant = v.tenant AND h.sequence = v.was RETURNING 1)
+    SELECT 1 / (CASE WHEN count(*) = ${moves.length} THEN 1 ELSE 0 END) FROM moved`;
+}
+
+/** Parameterised statements: the rare commit paths, the reads and retention. */
+export function parameterisedSql(q: string) {
+  return {
+    getProposal: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
+      WHERE tenant = $1 AND proposal = $2`,
+    lockClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
+      WHERE tenant = $1 AND effect_scope = $2 FOR UPDATE`,
+    passClaim: `UPDATE ${q}.effect_claims SET proposal = $3, claimed_at_ms = $4
+      WHERE tenant = $1 AND effect_scope = $2`,
+    ownerStatus: `SELECT status FROM ${q}.proposals WHERE tenant = $1 AND proposal = $2`,
+    lockHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 FOR UPDATE`,
+    listByEffect: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
+      WHERE tenant = $1 AND effect_scope = $2
+      ORDER BY created_at_ms DESC, proposal DESC LIMIT $3`,
+    getClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
+      WHERE tenant = $1 AND effect_scope = $2`,
+    listEvidence: `SELECT tenant, proposal, evidence_digest, record FROM ${q}.authority_evidence
+      WHERE tenant = $1 AND proposal = $2 ORDER BY position`,
+    findEvidence: `SELECT record FROM ${q}.authority_evidence
+      WHERE tenant = $1 AND proposal = $2 AND evidence_digest = $3`,
+    listDue: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
+      WHERE tenant = $1 AND due_at_ms IS NOT NULL AND due_at_ms <= $2 AND status = ANY($3::text[])
+      ORDER BY due_at_ms, proposal LIMIT $4`,
+    readLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
+      WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
+      ORDER BY sequence LIMIT $4`,
+    findEvent: `SELECT hash FROM ${q}.ledger_events WHERE tenant = $1 AND sequence = $2`,
+    ledgerHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 AND sequence > 0`,
+    lastEventThrough: `SELECT sequence, hash FROM ${q}.ledger_events
+      WHERE tenant = $1 AND sequence <= $2 ORDER BY sequence DESC LIMIT 1`,
+    deleteEventsThrough: `DELETE FROM ${q}.ledger_events WHERE tenant = $1 AND sequence <= $2`,
+    setCheckpoint: `UPDATE ${q}.ledger_heads SET checkpoint_sequence = $2, checkpoint_hash = $3
+      WHERE tenant = $1`,
+    checkpoint: `SELECT checkpoint_sequence, checkpoint_hash FROM ${q}.ledger_heads WHERE tenant = $1`,
+  } as const;
+}
+
+/** The statements of {@link parameterisedSql}. */
+export type PostgresStatements = ReturnType<typeof parameterisedSql>;
