@@ -1,0 +1,155 @@
+/**
+ * One commit inside the SQLite batch transaction: decided with the shared store rules against
+ * what the file holds, then applied (proposal, claim, evidence, sealed events, head).
+ */
+import { StoreInvariantError } from '../../core/errors.js';
+import { type LedgerEvent, sealLedgerEvents } from '../../core/ledger.js';
+import type {
+  EffectClaim,
+  ProposalRecord,
+  StoreCommit,
+  StoreCommitResult,
+} from '../../core/store.js';
+import { checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
+import { decodeProposal, encodeJson, firstDuplicateEvidence } from '../store-codec.js';
+import type { ProposalRow, SqliteStatements } from './sqlite-statements.js';
+
+/** What a commit needs: the prepared statements and the file's name for messages. */
+export interface SqliteCommitContext {
+  readonly statements: SqliteStatements;
+  /** `SQLite database <path>`. */
+  readonly where: string;
+}
+
+/** Decodes a proposal row, asserting it is the row that was asked for. */
+export function toProposal(context: SqliteCommitContext, row: ProposalRow): ProposalRecord {
+  return decodeProposal(row.record, row, context.where);
+}
+
+/** The commit's refusal by the stored state, or undefined when it may be applied. */
+function decide(context: SqliteCommitContext, write: StoreCommit): StoreCommitResult | undefined {
+  const { statements } = context;
+  const tenant = write.tenant;
+  const change = write.proposal;
+  const currentRow =
+    change === undefined ? undefined : statements.getProposal.get(tenant, change.record.proposal);
+  // The common case — the row is where the caller expects it — needs only the revision and
+  // status columns; the full record is decoded (and validated) only to report a conflict.
+  const expected =
+    change?.kind === 'update' &&
+    currentRow !== undefined &&
+    currentRow.revision === change.expectedRevision &&
+    currentRow.status === change.expectedStatus;
+  const refused = expected
+    ? undefined
+    : checkProposalWrite(
+        write,
+        currentRow === undefined ? undefined : toProposal(context, currentRow),
+      );
+  if (refused !== undefined) return refused;
+  if (write.claim !== undefined) {
+    const row = statements.getClaim.get(tenant, write.claim.effectScope);
+    const existing: EffectClaim | undefined =
+      row === undefined
+        ? undefined
+        : {
+            tenant,
+            effectScope: write.claim.effectScope,
+            proposal: row.proposal,
+            claimedAtMs: row.claimed_at_ms,
+          };
+    const owner =
+      existing === undefined ? undefined : statements.getStatus.get(tenant, existing.proposal);
+    const claimRefused = checkEffectClaim(write.claim.proposal, existing, owner?.status);
+    if (claimRefused !== undefined) return claimRefused;
+  }
+  const duplicate = firstDuplicateEvidence(
+    write.evidence ?? [],
+    (item) =>
+      statements.evidenceExists.get(tenant, item.proposal, item.evidenceDigest) !== undefined,
+  );
+  if (duplicate !== undefined) return { kind: 'evidence_duplicate', evidenceDigest: duplicate };
+  return undefined;
+}
+
+/** Writes the proposal of an accepted commit (insert, or the compare-and-set update). */
+function writeProposal(context: SqliteCommitContext, write: StoreCommit): void {
+  const change = write.proposal;
+  if (change === undefined) return;
+  const record = change.record;
+  const columns = {
+    tenant: write.tenant,
+    proposal: record.proposal,
+    revision: record.revision,
+    status: record.status,
+    effectScope: record.effectScope,
+    createdAtMs: record.createdAtMs,
+    dueAtMs: record.dueAtMs,
+    record: encodeJson(record),
+  };
+  if (change.kind === 'insert') {
+    context.statements.insertProposal.run(columns);
+    return;
+  }
+  const updated = context.statements.updateProposal.run({
+    ...columns,
+    expectedRevision: change.expectedRevision,
+    expectedStatus: change.expectedStatus,
+  });
+  if (updated.changes !== 1) {
+    throw new StoreInvariantError(
+      'assertion_failed',
+      `Assertion failed: compare-and-set on ${record.proposal} changed ${updated.changes} rows in ${context.where}`,
+    );
+  }
+}
+
+/** Seals the commit's events onto the tenant's chain and moves the head. */
+function appendEvents(context: SqliteCommitContext, write: StoreCommit): LedgerEvent[] {
+  if (write.events.length === 0) return [];
+  const { statements } = context;
+  const tenant = write.tenant;
+  const head = statements.getHead.get(tenant);
+  const events = sealLedgerEvents(
+    tenant,
+    head === undefined ? undefined : { sequence: head.sequence, hash: head.hash },
+    write.events,
+  );
+  for (const event of events) {
+    statements.insertEvent.run(
+      tenant,
+      event.sequence,
+      event.proposal,
+      event.hash,
+      encodeJson(event),
+    );
+  }
+  const last = events.at(-1);
+  if (last !== undefined) statements.upsertHead.run(tenant, last.sequence, last.hash);
+  return events;
+}
+
+/** Decides and applies one commit; runs inside the batch transaction and its savepoint. */
+export function applyCommit(context: SqliteCommitContext, write: StoreCommit): StoreCommitResult {
+  const refused = decide(context, write);
+  if (refused !== undefined) return refused;
+  const { statements } = context;
+  writeProposal(context, write);
+  if (write.claim !== undefined) {
+    statements.upsertClaim.run(
+      write.tenant,
+      write.claim.effectScope,
+      write.claim.proposal,
+      write.claim.atMs,
+    );
+  }
+  for (const item of write.evidence ?? []) {
+    statements.insertEvidence.run(
+      write.tenant,
+      item.proposal,
+      item.evidenceDigest,
+      encodeJson(item),
+    );
+  }
+  return { kind: 'committed', events: appendEvents(context, write) };
+}

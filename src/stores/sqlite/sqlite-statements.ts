@@ -1,0 +1,147 @@
+/** The SQLite store's prepared statements and the row shapes they return. */
+import type Database from 'better-sqlite3';
+import type { ProposalStatus } from '../../core/vocabulary.js';
+
+/** A proposal row as read (the record is the JSON text). */
+export interface ProposalRow {
+  tenant: string;
+  proposal: string;
+  revision: number;
+  status: string;
+  record: string;
+}
+/** A ledger event row as read. */
+export interface EventRow {
+  tenant: string;
+  sequence: number;
+  hash: string;
+  event: string;
+}
+/** An authority evidence row as read. */
+export interface EvidenceRow {
+  tenant: string;
+  proposal: string;
+  evidence_digest: string;
+  record: string;
+}
+/** A chain head row with its retention checkpoint. */
+export interface HeadRow {
+  sequence: number;
+  hash: string;
+  checkpoint_sequence: number | null;
+  checkpoint_hash: string | null;
+}
+
+type Statement<
+  Parameters extends unknown[] | object = unknown[],
+  Result = unknown,
+> = Database.Statement<Parameters, Result>;
+
+/** Every statement the store runs, prepared once per open database. */
+export interface SqliteStatements {
+  readonly begin: Statement;
+  readonly commit: Statement;
+  readonly rollback: Statement;
+  readonly savepoint: Statement;
+  readonly rollbackToSavepoint: Statement;
+  readonly releaseSavepoint: Statement;
+  readonly getProposal: Statement<[string, string], ProposalRow>;
+  readonly getStatus: Statement<[string, string], { status: ProposalStatus }>;
+  readonly insertProposal: Statement;
+  readonly updateProposal: Statement;
+  readonly listByEffect: Statement<[string, string, number], ProposalRow>;
+  readonly listDue: Statement<[string, number, string, number], ProposalRow>;
+  readonly getClaim: Statement<[string, string], { proposal: string; claimed_at_ms: number }>;
+  readonly upsertClaim: Statement;
+  readonly evidenceExists: Statement<[string, string, string], { present: number }>;
+  readonly insertEvidence: Statement;
+  readonly listEvidence: Statement<[string, string], EvidenceRow>;
+  readonly getHead: Statement<[string], HeadRow>;
+  readonly upsertHead: Statement;
+  readonly insertEvent: Statement;
+  readonly readLedger: Statement<[string, number, number], EventRow>;
+  readonly readLedgerOfProposal: Statement<[string, string, number, number], EventRow>;
+  readonly lastEventThrough: Statement<[string, number], { sequence: number; hash: string }>;
+  readonly deleteEventsThrough: Statement;
+  readonly setCheckpoint: Statement;
+}
+
+/** Prepares every statement the store runs, once per open database. */
+export function prepareStatements(db: Database.Database): SqliteStatements {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT sideguard_commit'),
+    rollbackToSavepoint: db.prepare('ROLLBACK TO sideguard_commit'),
+    releaseSavepoint: db.prepare('RELEASE sideguard_commit'),
+    getProposal: db.prepare<[string, string], ProposalRow>(
+      'SELECT tenant, proposal, revision, status, record FROM proposals WHERE tenant = ? AND proposal = ?',
+    ),
+    getStatus: db.prepare<[string, string], { status: ProposalStatus }>(
+      'SELECT status FROM proposals WHERE tenant = ? AND proposal = ?',
+    ),
+    insertProposal: db.prepare(
+      `INSERT INTO proposals (tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms, record)
+       VALUES (@tenant, @proposal, @revision, @status, @effectScope, @createdAtMs, @dueAtMs, @record)`,
+    ),
+    updateProposal: db.prepare(
+      `UPDATE proposals SET revision = @revision, status = @status, effect_scope = @effectScope,
+         created_at_ms = @createdAtMs, due_at_ms = @dueAtMs, record = @record
+       WHERE tenant = @tenant AND proposal = @proposal AND revision = @expectedRevision AND status = @expectedStatus`,
+    ),
+    listByEffect: db.prepare<[string, string, number], ProposalRow>(
+      `SELECT tenant, proposal, revision, status, record FROM proposals
+       WHERE tenant = ? AND effect_scope = ? ORDER BY created_at_ms DESC, proposal DESC LIMIT ?`,
+    ),
+    listDue: db.prepare<[string, number, string, number], ProposalRow>(
+      `SELECT tenant, proposal, revision, status, record FROM proposals
+       WHERE tenant = ? AND due_at_ms IS NOT NULL AND due_at_ms <= ?
+         AND status IN (SELECT value FROM json_each(?))
+       ORDER BY due_at_ms, proposal LIMIT ?`,
+    ),
+    getClaim: db.prepare<[string, string], { proposal: string; claimed_at_ms: number }>(
+      'SELECT proposal, claimed_at_ms FROM effect_claims WHERE tenant = ? AND effect_scope = ?',
+    ),
+    upsertClaim: db.prepare(
+      `INSERT INTO effect_claims (tenant, effect_scope, proposal, claimed_at_ms) VALUES (?, ?, ?, ?)
+       ON CONFLICT (tenant, effect_scope) DO UPDATE SET proposal = excluded.proposal, claimed_at_ms = excluded.claimed_at_ms`,
+    ),
+    evidenceExists: db.prepare<[string, string, string], { present: number }>(
+      'SELECT 1 AS present FROM authority_evidence WHERE tenant = ? AND proposal = ? AND evidence_digest = ?',
+    ),
+    insertEvidence: db.prepare(
+      'INSERT INTO authority_evidence (tenant, proposal, evidence_digest, record) VALUES (?, ?, ?, ?)',
+    ),
+    listEvidence: db.prepare<[string, string], EvidenceRow>(
+      `SELECT tenant, proposal, evidence_digest, record FROM authority_evidence
+       WHERE tenant = ? AND proposal = ? ORDER BY position`,
+    ),
+    getHead: db.prepare<[string], HeadRow>(
+      'SELECT sequence, hash, checkpoint_sequence, checkpoint_hash FROM ledger_heads WHERE tenant = ?',
+    ),
+    upsertHead: db.prepare(
+      `INSERT INTO ledger_heads (tenant, sequence, hash) VALUES (?, ?, ?)
+       ON CONFLICT (tenant) DO UPDATE SET sequence = excluded.sequence, hash = excluded.hash`,
+    ),
+    insertEvent: db.prepare(
+      'INSERT INTO ledger_events (tenant, sequence, proposal, hash, event) VALUES (?, ?, ?, ?, ?)',
+    ),
+    readLedger: db.prepare<[string, number, number], EventRow>(
+      `SELECT tenant, sequence, hash, event FROM ledger_events
+       WHERE tenant = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
+    ),
+    readLedgerOfProposal: db.prepare<[string, string, number, number], EventRow>(
+      `SELECT tenant, sequence, hash, event FROM ledger_events
+       WHERE tenant = ? AND proposal = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
+    ),
+    lastEventThrough: db.prepare<[string, number], { sequence: number; hash: string }>(
+      `SELECT sequence, hash FROM ledger_events WHERE tenant = ? AND sequence <= ?
+       ORDER BY sequence DESC LIMIT 1`,
+    ),
+    deleteEventsThrough: db.prepare('DELETE FROM ledger_events WHERE tenant = ? AND sequence <= ?'),
+    setCheckpoint: db.prepare(
+      'UPDATE ledger_heads SET checkpoint_sequence = ?, checkpoint_hash = ? WHERE tenant = ?',
+    ),
+  };
+}
