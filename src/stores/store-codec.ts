@@ -6,6 +6,29 @@ import { StoreInvariantError } from '../core/errors.js';
 import type { LedgerEvent } from '../core/ledger.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../core/store.js';
 
+/** A proposal row as the durable stores read it (the record is its JSON text). */
+export interface ProposalRow {
+  tenant: string;
+  proposal: string;
+  revision: number;
+  status: string;
+  record: string;
+}
+/** A ledger event row as the durable stores read it. */
+export interface EventRow {
+  tenant: string;
+  sequence: number;
+  hash: string;
+  event: string;
+}
+/** An authority evidence row as the durable stores read it. */
+export interface EvidenceRow {
+  tenant: string;
+  proposal: string;
+  evidence_digest: string;
+  record: string;
+}
+
 /** Serialises a record, event or evidence for a text column (exact JSON round-trip). */
 export function encodeJson(value: ProposalRecord | LedgerEvent | AuthorityEvidenceRecord): string {
   return JSON.stringify(value);

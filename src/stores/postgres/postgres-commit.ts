@@ -9,6 +9,7 @@ import { type LedgerEvent, type LedgerHead, sealLedgerEvents } from '../../core/
 import type { StoreCommit, StoreCommitResult } from '../../core/store.js';
 import { checkEffectClaim } from '../../core/store-rules.js';
 import type { ProposalStatus } from '../../core/vocabulary.js';
+import type { ProposalRow } from '../store-codec.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
 import { type PostgresContext, toProposal } from './postgres-context.js';
 import {
@@ -18,7 +19,7 @@ import {
   RETRYABLE_CODES,
   refusedByDatabase,
 } from './postgres-errors.js';
-import { eventRowSql, type ProposalRow } from './postgres-sql.js';
+import { eventRowSql } from './postgres-sql.js';
 
 /** One caller's commit, waiting in the queue for the next batch. */
 export interface PendingCommit {

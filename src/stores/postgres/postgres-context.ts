@@ -4,8 +4,8 @@
  */
 import type pg from 'pg';
 import type { ProposalRecord } from '../../core/store.js';
-import { decodeProposal } from '../store-codec.js';
-import type { PostgresStatements, ProposalRow } from './postgres-sql.js';
+import { decodeProposal, type ProposalRow } from '../store-codec.js';
+import type { PostgresStatements } from './postgres-sql.js';
 
 /**
  * Points inside a commit where tests can act (for example terminate the backend). Not part of

@@ -11,9 +11,14 @@ import type {
   LedgerQuery,
   ProposalRecord,
 } from '../../core/store.js';
-import { decodeEvent, decodeEvidence } from '../store-codec.js';
+import {
+  decodeEvent,
+  decodeEvidence,
+  type EventRow,
+  type EvidenceRow,
+  type ProposalRow,
+} from '../store-codec.js';
 import { type PostgresContext, toProposal } from './postgres-context.js';
-import type { EventRow, EvidenceRow, ProposalRow } from './postgres-sql.js';
 
 /** The read members of the PostgreSQL store, each one statement on the pool. */
 export function postgresReads(context: PostgresContext) {

@@ -8,33 +8,11 @@ import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledg
 import type { StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
 
-/** A proposal row as read (the record is the JSON text). */
-export interface ProposalRow {
-  tenant: string;
-  proposal: string;
-  revision: number;
-  status: string;
-  record: string;
-}
-/** A ledger event row as read. */
-export interface EventRow {
-  tenant: string;
-  sequence: number;
-  hash: string;
-  event: string;
-}
 /** A chain head row as locked by a batch (bigint arrives as text). */
 export interface HeadRow {
   tenant: string;
   sequence: string;
   hash: string;
-}
-/** An authority evidence row as read. */
-export interface EvidenceRow {
-  tenant: string;
-  proposal: string;
-  evidence_digest: string;
-  record: string;
 }
 
 /**

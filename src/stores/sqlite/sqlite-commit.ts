@@ -11,8 +11,13 @@ import type {
   StoreCommitResult,
 } from '../../core/store.js';
 import { checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
-import { decodeProposal, encodeJson, firstDuplicateEvidence } from '../store-codec.js';
-import type { ProposalRow, SqliteStatements } from './sqlite-statements.js';
+import {
+  decodeProposal,
+  encodeJson,
+  firstDuplicateEvidence,
+  type ProposalRow,
+} from '../store-codec.js';
+import type { SqliteStatements } from './sqlite-statements.js';
 
 /** What a commit needs: the prepared statements and the file's name for messages. */
 export interface SqliteCommitContext {

@@ -1,29 +1,8 @@
 /** The SQLite store's prepared statements and the row shapes they return. */
 import type Database from 'better-sqlite3';
 import type { ProposalStatus } from '../../core/vocabulary.js';
+import type { EventRow, EvidenceRow, ProposalRow } from '../store-codec.js';
 
-/** A proposal row as read (the record is the JSON text). */
-export interface ProposalRow {
-  tenant: string;
-  proposal: string;
-  revision: number;
-  status: string;
-  record: string;
-}
-/** A ledger event row as read. */
-export interface EventRow {
-  tenant: string;
-  sequence: number;
-  hash: string;
-  event: string;
-}
-/** An authority evidence row as read. */
-export interface EvidenceRow {
-  tenant: string;
-  proposal: string;
-  evidence_digest: string;
-  record: string;
-}
 /** A chain head row with its retention checkpoint. */
 export interface HeadRow {
   sequence: number;
