@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../store-errors.js';
 
 const CONNECTION_ERROR_CODES = new Set([
   '57P01', // admin_shutdown (pg_terminate_backend)
+  '25P03', // idle_in_transaction_session_timeout ended the session
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '08000',
@@ -19,6 +20,16 @@ const CONNECTION_ERROR_CODES = new Set([
   'ENOTFOUND',
   'EHOSTUNREACH',
 ]);
+
+/**
+ * What the driver says when the socket is gone, the server stopped answering (`query_timeout`),
+ * no connection could be made in time, or the peer is not PostgreSQL at all.
+ */
+const CONNECTION_MESSAGES =
+  /Connection terminated|connection error|not queryable|socket|ECONNRESET|Query read timeout|timeout exceeded when trying to connect|timeout expired|not a PostgreSQL server/i;
+
+/** A statement cancelled by `statement_timeout`, or a lock not available (`lock_timeout`). */
+const TIMED_OUT_CODES: ReadonlySet<string> = new Set(['57014', '55P03']);
 
 /** Serialization failure and deadlock: the transaction was rolled back whole; run it again. */
 export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['40001', '40P01']);
@@ -41,7 +52,21 @@ export function isConnectionError(error: unknown): boolean {
   const code = errorCode(error);
   if (code !== undefined && CONNECTION_ERROR_CODES.has(code)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|connection error|not queryable|socket|ECONNRESET/i.test(message);
+  return CONNECTION_MESSAGES.test(message);
+}
+
+/** True when PostgreSQL cancelled a statement at the statement (or lock) timeout. */
+function isStatementTimeout(error: unknown): boolean {
+  const code = errorCode(error);
+  return code !== undefined && TIMED_OUT_CODES.has(code);
+}
+
+function timedOut(where: string, error: unknown, doing: string): StoreUnavailableError {
+  return new StoreUnavailableError(
+    'store_busy',
+    `${where} cancelled ${doing} at the statement timeout (${errorCode(error)}: ${describe(error)}), usually because another transaction held a lock it needed; nothing was stored. Retry, or raise statementTimeoutMs.`,
+    { applied: false, cause: error },
+  );
 }
 
 /** A connection string with any password replaced, safe for messages. */
@@ -62,6 +87,7 @@ function describe(error: unknown): string {
 /** The error every caller of a batch gets when the database refused the batch as a whole. */
 export function refusedByDatabase(where: string, error: unknown): SideguardError {
   if (error instanceof SideguardError) return error;
+  if (isStatementTimeout(error)) return timedOut(where, error, 'the commit');
   const code = errorCode(error);
   return new StoreUnavailableError(
     'store_io_failed',
@@ -110,11 +136,16 @@ export function unreachable(
   );
 }
 
-/** A read failed because the connection dropped. */
-export function readConnectionLost(where: string, cause: unknown): StoreUnavailableError {
+/**
+ * The error a failed read gives: a lost connection or a statement timeout become a definite
+ * `StoreUnavailableError`; anything else (a Sideguard error, a SQL error) is passed on.
+ */
+export function readFailure(where: string, error: unknown): unknown {
+  if (isStatementTimeout(error)) return timedOut(where, error, 'the read');
+  if (!isConnectionError(error)) return error;
   return new StoreUnavailableError(
     'store_connection_lost',
-    `Reading from ${where} failed: the connection dropped. Retry the read.`,
-    { applied: false, cause },
+    `Reading from ${where} failed: the connection dropped or the server stopped answering (${describe(error)}). Retry the read.`,
+    { applied: false, cause: error },
   );
 }

@@ -124,6 +124,8 @@ export async function migratePostgres(
   if (before === POSTGRES_SCHEMA_VERSION) return;
   await client.query('BEGIN');
   try {
+    // A migration may rewrite a large table; no statement timeout cuts it off half way.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
       `sideguard.migrate.${schema}`,
     ]);

@@ -10,11 +10,7 @@ import type { GuardStore, StoreCommit, StoreCommitResult } from '../../core/stor
 import { assertCommitShape } from '../../core/store-rules.js';
 import { checkout, openPool, prepareSchema } from './postgres-connection.js';
 import type { PostgresContext, PostgresStoreHooks } from './postgres-context.js';
-import {
-  isConnectionError,
-  readConnectionLost,
-  redactConnectionString,
-} from './postgres-errors.js';
+import { readFailure, redactConnectionString } from './postgres-errors.js';
 import { createCommitQueue } from './postgres-group-commit.js';
 import { truncatePostgresLedger } from './postgres-maintenance.js';
 import { quoteSchema } from './postgres-migrations.js';
@@ -28,12 +24,46 @@ export { redactConnectionString } from './postgres-errors.js';
 export interface PostgresStoreConfig {
   /** A `postgres://` URL. The store creates (and on `close` ends) its own pool. */
   readonly connectionString?: string;
-  /** An existing pool; the store uses it and never ends it. */
+  /**
+   * An existing pool; the store uses it and never ends it. The timeouts below then do not
+   * apply: configure them on the pool (`connectionTimeoutMillis`, `statement_timeout`,
+   * `idle_in_transaction_session_timeout`, `query_timeout`) and give it an `error` listener.
+   * The store adds an error listener to each client it checks out.
+   */
   readonly pool?: pg.Pool;
   /** The schema holding Sideguard's tables; created if missing. @default 'sideguard' */
   readonly schema?: string;
   /** Pool size when the store creates the pool. @default 10 */
   readonly maxConnections?: number;
+  /**
+   * `application_name` of the store's connections, so operators can find them in
+   * `pg_stat_activity`; an `application_name` in the URL wins. @default 'sideguard'
+   */
+  readonly applicationName?: string;
+  /**
+   * Longest wait for a new connection (TCP, TLS, authentication), in milliseconds; then
+   * `store_unreachable`. @default 10000
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * PostgreSQL's `statement_timeout` for every statement, in milliseconds: a commit or read
+   * stuck behind another transaction's lock ends with `store_busy` (nothing stored).
+   * @default 30000
+   */
+  readonly statementTimeoutMs?: number;
+  /**
+   * PostgreSQL's `idle_in_transaction_session_timeout`, in milliseconds: the server ends a
+   * session that sits inside a transaction this long (a frozen or partitioned process), which
+   * rolls it back and frees the ledger head it locked for every other process. @default 30000
+   */
+  readonly idleInTransactionTimeoutMs?: number;
+  /**
+   * How long the client waits for any answer before it gives the connection up as lost, in
+   * milliseconds (a server that froze, or a network that dropped packets without a reset).
+   * A commit whose COMMIT was in flight then answers `store_commit_outcome_unknown` if the
+   * database cannot be asked whether it landed. @default statementTimeoutMs + 5000
+   */
+  readonly queryTimeoutMs?: number;
 }
 
 /** A {@link GuardStore} backed by PostgreSQL. */
@@ -46,6 +76,7 @@ export interface PostgresStore extends GuardStore {
 /**
  * Connects, migrates the schema (advisory-locked) and returns the store.
  * @throws ConfigurationError `store_connection_missing` without a URL or pool,
+ *   `store_config_invalid` for a timeout that is not a whole number of milliseconds,
  *   `store_schema_newer` when the schema was written by a newer Sideguard.
  * @throws StoreUnavailableError `store_unreachable` when the database does not answer.
  */
@@ -103,8 +134,7 @@ export async function createPostgresStoreWithHooks(
     try {
       return await track(run());
     } catch (error) {
-      if (isConnectionError(error)) throw readConnectionLost(where, error);
-      throw error;
+      throw readFailure(where, error);
     }
   };
 
@@ -133,6 +163,7 @@ export async function createPostgresStoreWithHooks(
       if (closed) return;
       closed = true;
       await Promise.allSettled([...inFlight]);
+      opened.detach();
       if (opened.ownsPool) await opened.pool.end();
     },
   };
