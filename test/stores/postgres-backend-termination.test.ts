@@ -6,11 +6,17 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/stores/postgres/postgres-migrations.js';
 import { type PostgresProxy, startPostgresProxy } from '../support/fake-postgres.js';
-import { freshTestSchema, postgresTestUrl, type TestSchema } from '../support/postgres.js';
+import {
+  connectClient,
+  freshTestSchema,
+  postgresTestUrl,
+  type TestSchema,
+  withHeadLocked,
+} from '../support/postgres.js';
 import { buildWorker } from './fixtures/build-worker.js';
 import type { VictimReply, VictimRequest } from './fixtures/store-victim.js';
 
@@ -95,9 +101,7 @@ describe.skipIf(url === undefined)('a terminated PostgreSQL backend never crashe
   const victims: Victim[] = [];
   beforeAll(async () => {
     run = freshTestSchema(url as string, 'stores_kill');
-    admin = new pg.Client({ connectionString: url });
-    admin.on('error', () => undefined);
-    await admin.connect();
+    admin = await connectClient(url as string);
   });
   afterAll(async () => {
     await Promise.all(victims.map((victim) => victim.stop()));
@@ -136,6 +140,14 @@ describe.skipIf(url === undefined)('a terminated PostgreSQL backend never crashe
   };
 
   const terminate = (pid: number) => admin.query('SELECT pg_terminate_backend($1)', [pid]);
+
+  /** Runs `operation` while the tenant's chain head is locked and terminates its backend. */
+  const terminatedWhileLocked = (victim: Victim, tenant: string, operation: Operation) =>
+    withHeadLocked(url as string, run.schema, tenant, async () => {
+      const answer = victim.ask(operation);
+      await terminate(await lockWaiter(victim));
+      return answer;
+    });
 
   it('terminated while idle in the pool: the process lives, the next commit is definite and the one after lands', async () => {
     const victim = await open();
@@ -189,24 +201,9 @@ describe.skipIf(url === undefined)('a terminated PostgreSQL backend never crashe
     const victim = await open();
     const tenant = 'tenant-mid-commit';
     expect(await victim.ask({ op: 'seed', tenant })).toMatchObject({ result: 'committed' });
-    const locker = new pg.Client({ connectionString: url });
-    locker.on('error', () => undefined);
-    await locker.connect();
-    try {
-      await locker.query('BEGIN');
-      await locker.query(
-        `SELECT 1 FROM "${run.schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`,
-        [tenant],
-      );
-      const admitting = victim.ask({ op: 'admit', tenant });
-      await terminate(await lockWaiter(victim));
-      const admitted = await admitting;
-      expect(admitted.ok).toBe(false);
-      expectDefinite(admitted, ['store_connection_lost']);
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    }
+    const admitted = await terminatedWhileLocked(victim, tenant, { op: 'admit', tenant });
+    expect(admitted.ok).toBe(false);
+    expectDefinite(admitted, ['store_connection_lost']);
     expect(await victim.ask({ op: 'read', tenant })).toMatchObject({ result: 'authorized' });
     expect(await victim.ask({ op: 'admit', tenant })).toMatchObject({ result: 'committed' });
     expect(victim.alive()).toBe(true);
@@ -216,33 +213,16 @@ describe.skipIf(url === undefined)('a terminated PostgreSQL backend never crashe
     const victim = await open();
     const tenant = 'tenant-mid-truncate';
     expect(await victim.ask({ op: 'seed', tenant })).toMatchObject({ result: 'committed' });
-    const locker = new pg.Client({ connectionString: url });
-    locker.on('error', () => undefined);
-    await locker.connect();
-    try {
-      await locker.query('BEGIN');
-      await locker.query(
-        `SELECT 1 FROM "${run.schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`,
-        [tenant],
-      );
-      const truncating = victim.ask({ op: 'truncate', tenant });
-      await terminate(await lockWaiter(victim));
-      const truncated = await truncating;
-      expect(truncated.ok).toBe(false);
-      expectDefinite(truncated, ['store_connection_lost']);
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    }
+    const truncated = await terminatedWhileLocked(victim, tenant, { op: 'truncate', tenant });
+    expect(truncated.ok).toBe(false);
+    expectDefinite(truncated, ['store_connection_lost']);
     expect(await victim.ask({ op: 'admit', tenant })).toMatchObject({ result: 'committed' });
     expect(victim.alive()).toBe(true);
   });
 
   it('terminated while migrating a fresh schema: store_unreachable, the process lives, opening again migrates once', async () => {
     const fresh = freshTestSchema(url as string, 'stores_kill_migrate');
-    const locker = new pg.Client({ connectionString: url });
-    locker.on('error', () => undefined);
-    await locker.connect();
+    const locker = await connectClient(url as string);
     try {
       const victim = await startVictim();
       victims.push(victim);

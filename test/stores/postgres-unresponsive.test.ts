@@ -7,10 +7,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPostgresStore,
@@ -22,11 +21,18 @@ import { cliPath } from '../support/cli.js';
 import {
   type PostgresProxy,
   startBytesServer,
+  startHttpServer,
   startPostgresProxy,
   startSilentServer,
   type TestServer,
 } from '../support/fake-postgres.js';
-import { freshTestSchema, postgresTestUrl, type TestSchema } from '../support/postgres.js';
+import {
+  connectClient,
+  freshTestSchema,
+  postgresTestUrl,
+  type TestSchema,
+  withHeadLocked,
+} from '../support/postgres.js';
 import { sampleDraft, sampleProposal } from '../support/store-records.js';
 
 const url = await postgresTestUrl();
@@ -38,23 +44,6 @@ async function failure(promise: Promise<unknown>): Promise<StoreUnavailableError
   );
   expect(error, String(error)).toBeInstanceOf(StoreUnavailableError);
   return error as StoreUnavailableError;
-}
-
-/** A Node HTTP server: answers the startup packet with a 400 and closes. */
-async function startHttpServer(): Promise<TestServer> {
-  const server = createServer((_request, response) => response.end('not postgres'));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return {
-    port: address.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 describe('a port that is not a working PostgreSQL', () => {
@@ -137,9 +126,7 @@ describe.skipIf(url === undefined)('a PostgreSQL that stops answering', () => {
   let admin: pg.Client;
   beforeAll(async () => {
     run = freshTestSchema(url as string, 'stores_frozen');
-    admin = new pg.Client({ connectionString: url });
-    admin.on('error', () => undefined);
-    await admin.connect();
+    admin = await connectClient(url as string);
   });
   afterAll(async () => {
     await admin.end();
@@ -241,24 +228,16 @@ describe.skipIf(url === undefined)('a PostgreSQL that stops answering', () => {
       schema: run.schema,
       statementTimeoutMs: 300,
     });
-    const locker = new pg.Client({ connectionString: url });
-    locker.on('error', () => undefined);
-    await locker.connect();
     try {
       expect((await store.commit(seed('tenant-locked'))).kind).toBe('committed');
-      await locker.query('BEGIN');
-      await locker.query(
-        `SELECT 1 FROM "${run.schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`,
-        ['tenant-locked'],
+      const error = await withHeadLocked(url as string, run.schema, 'tenant-locked', () =>
+        failure(store.commit(seed('tenant-locked', 'p-2'))),
       );
-      const error = await failure(store.commit(seed('tenant-locked', 'p-2')));
       expect(error.code).toBe('store_busy');
       expect(error.data).toMatchObject({ applied: false });
-      await locker.query('ROLLBACK');
       expect(await store.getProposal('tenant-locked', 'p-2')).toBeUndefined();
       expect((await store.commit(seed('tenant-locked', 'p-2'))).kind).toBe('committed');
     } finally {
-      await locker.end();
       await store.close();
     }
   });

@@ -5,6 +5,7 @@
  * termination exactly while the pool hands the new connection over.
  */
 import { once } from 'node:events';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import type pg from 'pg';
 
@@ -14,7 +15,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-async function listen(server: Server, sockets: Set<Socket>): Promise<TestServer> {
+async function listen(server: Server | HttpServer, sockets: Set<Socket>): Promise<TestServer> {
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('error', () => undefined);
@@ -42,6 +43,14 @@ export function startSilentServer(): Promise<TestServer> {
 export function startBytesServer(bytes: string): Promise<TestServer> {
   const server = createServer((socket) => socket.write(bytes));
   return listen(server, new Set());
+}
+
+/** A Node HTTP server: answers the startup packet with a 400 and closes the connection. */
+export function startHttpServer(): Promise<TestServer> {
+  return listen(
+    createHttpServer((_request, response) => response.end('not postgres')),
+    new Set(),
+  );
 }
 
 /** A proxy in front of a real PostgreSQL. */
