@@ -46,7 +46,11 @@ export interface ProposalRecord {
    */
   readonly dueAtMs: number | null;
   readonly commitment: Commitment;
-  /** The encrypted input and preview; null once erased. */
+  /**
+   * The encrypted input and preview; null once erased. Written once, with the insert: an update
+   * keeps it exactly or sets it to null (erasure), never changes it (stores keep it apart from
+   * the record so that erasure removes the one copy of its wrapped data key; decision 025).
+   */
   readonly snapshot: SealedEnvelope | null;
   readonly policy: { readonly decision: PolicyDecision; readonly reasonCode: string };
   /** The reason code of the latest status change. */
@@ -95,6 +99,9 @@ export interface StoreCommit {
    * `insert`: a new proposal (its status must be an initial one). `update`: compare-and-set —
    * applies only if the stored revision and status equal the expected ones; `record.revision`
    * must be `expectedRevision + 1` and the status change must be in the transition table.
+   * An update's `record.snapshot` must equal the stored one or be null (erasure); anything
+   * else throws `StoreInvariantError` `store_commit_malformed` (checked after the
+   * compare-and-set, before the claim and the evidence).
    */
   readonly proposal?:
     | { readonly kind: 'insert'; readonly record: ProposalRecord }

@@ -5,14 +5,19 @@
 import { StoreInvariantError } from '../core/errors.js';
 import type { LedgerEvent } from '../core/ledger.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../core/store.js';
+import { decodeSnapshot } from './store-snapshot.js';
 
-/** A proposal row as the durable stores read it (the record is its JSON text). */
+/**
+ * A proposal row as the durable stores read it: the record is its JSON text (without the
+ * snapshot), joined with the snapshot kept apart (`envelope`, null when there is none).
+ */
 export interface ProposalRow {
   tenant: string;
   proposal: string;
   revision: number;
   status: string;
   record: string;
+  envelope: string | null;
 }
 /** A ledger event row as the durable stores read it. */
 export interface EventRow {
@@ -55,22 +60,22 @@ function parse(text: string, what: string, where: string): Record<string, unknow
   return value as Record<string, unknown>;
 }
 
-/** Decodes a stored proposal and asserts it belongs to the row it was read from. */
-export function decodeProposal(
-  text: string,
-  row: { tenant: string; proposal: string; revision: number; status: string },
-  where: string,
-): ProposalRecord {
-  const value = parse(text, 'proposal', where);
+/**
+ * Decodes a stored proposal with its snapshot and asserts it belongs to the row it was read
+ * from (the stored record itself never holds a snapshot: it is kept apart, decision 025).
+ */
+export function decodeProposal(row: ProposalRow, where: string): ProposalRecord {
+  const value = parse(row.record, 'proposal', where);
   if (
     value.tenant !== row.tenant ||
     value.proposal !== row.proposal ||
     value.revision !== Number(row.revision) ||
-    value.status !== row.status
+    value.status !== row.status ||
+    value.snapshot !== null
   ) {
     throw corrupted(`proposal ${JSON.stringify(row.proposal)}`, where);
   }
-  return value as unknown as ProposalRecord;
+  return { ...value, snapshot: decodeSnapshot(row.envelope, where) } as unknown as ProposalRecord;
 }
 
 /** Decodes a stored ledger event and asserts its tenant, sequence and hash match the row. */

@@ -247,7 +247,9 @@ describe.skipIf(url === undefined)('a terminated PostgreSQL backend never crashe
         config: { connectionString: url as string, schema: fresh.schema },
       });
       expect(reopened).toMatchObject({ ok: true, result: 'opened' });
-      const versions = await admin.query(`SELECT version FROM "${fresh.schema}".schema_migrations`);
+      const versions = await admin.query(
+        `SELECT version FROM "${fresh.schema}".schema_migrations ORDER BY version`,
+      );
       expect(versions.rows.map((row) => row.version)).toEqual(
         Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, index) => index + 1),
       );

@@ -14,6 +14,7 @@ import { registerLifecycleCases } from './lifecycle-cases.js';
 import { registerPropertyCases } from './property-cases.js';
 import { registerProposalCases } from './proposal-cases.js';
 import { registerQueryCases } from './query-cases.js';
+import { registerSnapshotCases } from './snapshot-cases.js';
 
 /** Tests an adapter may skip, each group with the reason it cannot pass them. */
 export interface StoreConformanceSkip {
@@ -96,6 +97,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     ['effect claims', registerEffectClaimCases],
     ['authority evidence', registerEvidenceCases],
     ['concurrency', registerConcurrencyCases],
+    ['snapshots', registerSnapshotCases],
     ['ledger', registerLedgerCases],
     ['queries', registerQueryCases],
     ['lifecycle', registerLifecycleCases],

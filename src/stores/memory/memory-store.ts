@@ -16,6 +16,7 @@ import type {
 } from '../../core/store.js';
 import { assertCommitShape, checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
+import { assertSnapshotKept, encodeSnapshot } from '../store-snapshot.js';
 
 /**
  * Orders strings by Unicode code point, as SQLite (BINARY) and PostgreSQL (`COLLATE "C"`) order
@@ -74,11 +75,17 @@ export function createMemoryStore(): GuardStore {
       assertCommitShape(write);
       const state = tenantState(write.tenant);
       const target = write.proposal?.record.proposal;
-      const refused = checkProposalWrite(
-        write,
-        target === undefined ? undefined : state.proposals.get(target),
-      );
+      const current = target === undefined ? undefined : state.proposals.get(target);
+      const refused = checkProposalWrite(write, current);
       if (refused !== undefined) return refused;
+      if (write.proposal?.kind === 'update') {
+        const stored = current?.snapshot ?? null;
+        assertSnapshotKept(
+          write,
+          stored === null ? null : encodeSnapshot(stored),
+          write.proposal.record.snapshot,
+        );
+      }
       if (write.claim !== undefined) {
         const existing = state.claims.get(write.claim.effectScope);
         const owner = existing === undefined ? undefined : state.proposals.get(existing.proposal);

@@ -3,6 +3,7 @@
  */
 
 export { StoreUnavailableCode, StoreUnavailableError } from '../store-errors.js';
+export type { ErasurePurge } from '../store-snapshot.js';
 export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
 export {
   createPostgresStore,

@@ -11,6 +11,7 @@ import { checkEffectClaim } from '../../core/store-rules.js';
 import type { ProposalStatus } from '../../core/vocabulary.js';
 import type { ProposalRow } from '../store-codec.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
+import { snapshotChanged } from '../store-snapshot.js';
 import { type PostgresContext, toProposal } from './postgres-context.js';
 import {
   errorCode,
@@ -145,6 +146,14 @@ export async function applyCommit(
       change.record.proposal,
     ]);
     const row = current.rows[0];
+    // The row is where the caller expected it, so the update's snapshot check refused it.
+    if (
+      row !== undefined &&
+      Number(row.revision) === change.expectedRevision &&
+      row.status === change.expectedStatus
+    ) {
+      throw snapshotChanged(write);
+    }
     return {
       kind: 'revision_conflict',
       current: row === undefined ? undefined : toProposal(context, row),

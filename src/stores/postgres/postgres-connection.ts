@@ -170,15 +170,22 @@ export async function checkout(pool: pg.Pool, where: string): Promise<pg.PoolCli
   }
 }
 
+/** A connection for long maintenance, and how to give it back (with the error that broke it). */
+export interface DedicatedConnection {
+  readonly client: pg.ClientBase;
+  readonly done: (error?: Error) => Promise<void>;
+}
+
 /**
- * A connection for the migration. A pool the store created gets a dedicated connection with
- * the same connect timeout but no statement or read timeout: a migration that rewrites a large
- * table must not be cut off half way (it would only roll back and try again next time).
+ * A connection for long maintenance (a migration, `VACUUM FULL`). A pool the store created
+ * gets a dedicated connection with the same connect timeout but no statement or read timeout:
+ * a migration that rewrites a large table must not be cut off half way (it would only roll
+ * back and try again next time). A given pool lends one of its clients.
  */
-async function migrationClient(
+export async function dedicatedConnection(
   opened: StorePool,
   where: string,
-): Promise<{ client: pg.ClientBase; done: (error?: Error) => Promise<void> }> {
+): Promise<DedicatedConnection> {
   if (opened.clientConfig === undefined) {
     const client = await checkout(opened.pool, where);
     return { client, done: async (error) => client.release(error) };
@@ -209,7 +216,7 @@ export async function prepareSchema(
     opened.detach();
     if (opened.ownsPool) await opened.pool.end().catch(() => undefined);
   };
-  const connection = await migrationClient(opened, where).catch(async (error: unknown) => {
+  const connection = await dedicatedConnection(opened, where).catch(async (error: unknown) => {
     await endPool();
     throw error;
   });

@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { ProposalRecord } from '../../core/store.js';
 import { decodeProposal, type ProposalRow } from '../store-codec.js';
+import type { DedicatedConnection } from './postgres-connection.js';
 import type { PostgresStatements } from './postgres-sql.js';
 
 /**
@@ -35,11 +36,13 @@ export interface PostgresContext {
    * @throws StoreUnavailableError `store_unreachable` when no connection can be made.
    */
   readonly connect: () => Promise<pg.PoolClient>;
+  /** A connection without statement or read timeout, for maintenance (`VACUUM FULL`). */
+  readonly dedicated: () => Promise<DedicatedConnection>;
 }
 
 /** Decodes a proposal row, asserting it is the row that was asked for. */
 export function toProposal(context: PostgresContext, row: ProposalRow): ProposalRecord {
-  return decodeProposal(row.record, row, context.where);
+  return decodeProposal(row, context.where);
 }
 
 /** The backend process id of a checked-out client (0 when unknown). */

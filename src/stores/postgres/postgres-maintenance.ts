@@ -1,8 +1,19 @@
 /**
  * PostgreSQL store maintenance that runs outside group commit: ledger retention (truncation to
- * a checkpoint), in its own transaction with the tenant's chain head locked.
+ * a checkpoint, with the tenant's chain head locked), and the purge that removes erased
+ * snapshots from the table files (decision 025).
  */
+import type { ErasurePurge } from '../store-snapshot.js';
 import type { PostgresContext } from './postgres-context.js';
+import { readFailure } from './postgres-errors.js';
+import { OLD_ENVELOPES_FLAG } from './postgres-migrations.js';
+
+/**
+ * How long the purge waits for the exclusive lock `VACUUM FULL` needs, in milliseconds. While
+ * it waits, every other session that touches the table queues behind it, so it gives up early
+ * (`store_busy`) rather than stall the application.
+ */
+const PURGE_LOCK_TIMEOUT_MS = 5_000;
 
 /**
  * Removes the tenant's events through `throughSequence` and records the last one removed as
@@ -37,5 +48,45 @@ export async function truncatePostgresLedger(
     throw error;
   } finally {
     client.release(broken);
+  }
+}
+
+/**
+ * Rewrites `proposal_snapshots` (and, once after the schema-2 migration, `proposals`) with
+ * `VACUUM FULL`, so the row versions an erasure deleted are no longer in any table file: plain
+ * `VACUUM` marks them free but can leave their bytes in the page until the space is reused.
+ * Takes an exclusive lock on each table while it copies the live rows.
+ * @throws StoreUnavailableError `store_busy` when the lock is not granted within 5 s.
+ */
+export async function purgePostgresErasedSnapshots(
+  context: PostgresContext,
+): Promise<ErasurePurge> {
+  const { q } = context;
+  const { client, done } = await context.dedicated();
+  let broken: Error | undefined;
+  try {
+    await client.query(`SET lock_timeout = ${PURGE_LOCK_TIMEOUT_MS}`);
+    await client.query('SET statement_timeout = 0');
+    await client.query(`VACUUM FULL ${q}.proposal_snapshots`);
+    const flagged = await client.query(`SELECT value FROM ${q}.maintenance WHERE name = $1`, [
+      OLD_ENVELOPES_FLAG,
+    ]);
+    const tables = ['proposal_snapshots'];
+    if (flagged.rows.length > 0) {
+      await client.query(`VACUUM FULL ${q}.proposals`);
+      await client.query(`DELETE FROM ${q}.maintenance WHERE name = $1`, [OLD_ENVELOPES_FLAG]);
+      tables.push('proposals');
+    }
+    await client.query('RESET lock_timeout');
+    await client.query('RESET statement_timeout');
+    return {
+      complete: true,
+      detail: `rewrote ${tables.join(' and ')} in ${context.where} (VACUUM FULL); WAL segments, WAL archives, backups and replicas keep what they already hold`,
+    };
+  } catch (error) {
+    broken = error instanceof Error ? error : new Error(String(error));
+    throw readFailure(context.where, error);
+  } finally {
+    await done(broken);
   }
 }

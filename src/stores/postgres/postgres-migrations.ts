@@ -3,13 +3,71 @@
  * applied under an advisory lock so several processes starting at once migrate exactly once.
  */
 import type pg from 'pg';
+import type { SealedEnvelope } from '../../core/envelope.js';
 import { ConfigurationError } from '../../core/errors.js';
+import type { ProposalRecord } from '../../core/store.js';
+import { encodeJson } from '../store-codec.js';
+import { encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
 
 /** One schema step; `sql` receives the quoted schema name. */
 export interface PostgresMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: (schema: string) => string;
+  /** Moves existing data after `sql` ran, in the same transaction. */
+  readonly run?: (client: pg.ClientBase, schema: string) => Promise<void>;
+}
+
+/** The maintenance flag: old row versions of `proposals` may still hold envelopes. */
+export const OLD_ENVELOPES_FLAG = 'proposals_may_hold_erased_envelopes';
+
+const MOVE_BATCH = 500;
+
+/**
+ * Version 2 keeps the sealed snapshot out of the record JSON (decision 025): records that hold
+ * one get it moved to `proposal_snapshots` and are rewritten without it, in batches. The
+ * rewritten rows' old versions still hold the envelopes until `VACUUM FULL`, so a flag asks
+ * `purgeErasedSnapshots()` to rewrite `proposals` once too.
+ */
+async function moveSnapshotsApart(client: pg.ClientBase, q: string): Promise<void> {
+  let after: [string, string] = ['', ''];
+  let moved = 0;
+  for (;;) {
+    const batch = await client.query<{ tenant: string; proposal: string; record: string }>(
+      `SELECT tenant, proposal, record FROM ${q}.proposals
+       WHERE (tenant, proposal) > ($1, $2) AND (record::jsonb -> 'snapshot') <> 'null'::jsonb
+       ORDER BY tenant, proposal LIMIT ${MOVE_BATCH}`,
+      after,
+    );
+    const last = batch.rows.at(-1);
+    if (last === undefined) break;
+    const records = batch.rows.map((row) => JSON.parse(row.record) as ProposalRecord);
+    const tenants = batch.rows.map((row) => row.tenant);
+    const proposals = batch.rows.map((row) => row.proposal);
+    await client.query(
+      `INSERT INTO ${q}.proposal_snapshots (tenant, proposal, envelope)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`,
+      [
+        tenants,
+        proposals,
+        records.map((record) => encodeSnapshot(record.snapshot as SealedEnvelope)),
+      ],
+    );
+    await client.query(
+      `UPDATE ${q}.proposals p SET record = v.record
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS v (tenant, proposal, record)
+       WHERE p.tenant = v.tenant AND p.proposal = v.proposal`,
+      [tenants, proposals, records.map((record) => encodeJson(recordWithoutSnapshot(record)))],
+    );
+    moved += batch.rows.length;
+    after = [last.tenant, last.proposal];
+  }
+  if (moved > 0) {
+    await client.query(
+      `INSERT INTO ${q}.maintenance (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+      [OLD_ENVELOPES_FLAG, `${moved} records rewritten by schema version 2`],
+    );
+  }
 }
 
 /** Every migration, oldest first. Text keys use `COLLATE "C"`: code point order, like SQLite. */
@@ -71,6 +129,25 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         checkpoint_hash text
       );
     `,
+  },
+  {
+    version: 2,
+    name: 'sealed snapshots apart from the record, deleted on erasure',
+    sql: (s) => `
+      -- Written once with the proposal, never by an update, deleted on erasure (decision 025).
+      CREATE TABLE ${s}.proposal_snapshots (
+        tenant text COLLATE "C" NOT NULL,
+        proposal text COLLATE "C" NOT NULL,
+        envelope text NOT NULL,
+        PRIMARY KEY (tenant, proposal)
+      );
+      -- Flags for maintenance that is due (e.g. old row versions to rewrite once).
+      CREATE TABLE ${s}.maintenance (
+        name text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+    run: moveSnapshotsApart,
   },
 ];
 
@@ -142,6 +219,7 @@ export async function migratePostgres(
     for (const migration of POSTGRES_MIGRATIONS) {
       if (migration.version <= current) continue;
       await client.query(migration.sql(q));
+      await migration.run?.(client, q);
       await client.query(`INSERT INTO ${q}.schema_migrations (version, name) VALUES ($1, $2)`, [
         migration.version,
         migration.name,

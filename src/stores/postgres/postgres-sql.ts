@@ -7,6 +7,7 @@ import { StoreInvariantError } from '../../core/errors.js';
 import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
 import type { StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
+import { encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
 
 /** A chain head row as locked by a batch (bigint arrives as text). */
 export interface HeadRow {
@@ -35,6 +36,53 @@ export function literal(value: string | number | null): string {
   return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
 
+/** The proposal write of a commit (see `commitStatements`), answering 1 when it applied. */
+function proposalStatement(q: string, write: StoreCommit): string | undefined {
+  const change = write.proposal;
+  if (change === undefined) return undefined;
+  const r = change.record;
+  const tenant = literal(write.tenant);
+  const proposal = literal(r.proposal);
+  const columns = {
+    revision: literal(r.revision),
+    status: literal(r.status),
+    effect_scope: literal(r.effectScope),
+    created_at_ms: literal(r.createdAtMs),
+    due_at_ms: literal(r.dueAtMs),
+    record: literal(encodeJson(recordWithoutSnapshot(r))),
+  };
+  const snapshot = r.snapshot === null ? null : literal(encodeSnapshot(r.snapshot));
+  if (change.kind === 'insert') {
+    const insert = `INSERT INTO ${q}.proposals
+      (tenant, proposal, ${Object.keys(columns).join(', ')})
+      VALUES (${tenant}, ${proposal}, ${Object.values(columns).join(', ')})
+      ON CONFLICT (tenant, proposal) DO NOTHING`;
+    if (snapshot === null) return insert;
+    // The snapshot row is written only with the proposal row, and counts for it.
+    return `WITH inserted AS (${insert} RETURNING tenant, proposal)
+      INSERT INTO ${q}.proposal_snapshots (tenant, proposal, envelope)
+      SELECT tenant, proposal, ${snapshot} FROM inserted
+      ON CONFLICT (tenant, proposal) DO UPDATE SET envelope = EXCLUDED.envelope`;
+  }
+  // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
+  // wait, then PostgreSQL re-checks the condition on the row it committed.
+  const update = `UPDATE ${q}.proposals SET ${Object.entries(columns)
+    .map(([column, value]) => `${column} = ${value}`)
+    .join(', ')}
+    WHERE tenant = ${tenant} AND proposal = ${proposal}
+    AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}`;
+  if (snapshot !== null) {
+    // An update keeps the snapshot exactly: otherwise it matches no row (and is refused).
+    return `${update} AND EXISTS (SELECT 1 FROM ${q}.proposal_snapshots s
+      WHERE s.tenant = ${tenant} AND s.proposal = ${proposal} AND s.envelope = ${snapshot})`;
+  }
+  // Null means erased (or never had one): the snapshot row goes with the update that applied.
+  return `WITH updated AS (${update} RETURNING tenant, proposal),
+    erased AS (DELETE FROM ${q}.proposal_snapshots s USING updated u
+      WHERE s.tenant = u.tenant AND s.proposal = u.proposal)
+    SELECT 1 FROM updated`;
+}
+
 /**
  * A commit's writes, built before it is queued so the batch spends no time on JSON while it
  * holds the chain heads: the proposal write, the claim insert and one insert per evidence item,
@@ -43,33 +91,8 @@ export function literal(value: string | number | null): string {
 export function commitStatements(q: string, write: StoreCommit): string[] {
   const statements: string[] = [];
   const tenant = literal(write.tenant);
-  const change = write.proposal;
-  if (change !== undefined) {
-    const r = change.record;
-    const values = [
-      tenant,
-      literal(r.proposal),
-      literal(r.revision),
-      literal(r.status),
-      literal(r.effectScope),
-      literal(r.createdAtMs),
-      literal(r.dueAtMs),
-      literal(encodeJson(r)),
-    ];
-    if (change.kind === 'insert') {
-      statements.push(`INSERT INTO ${q}.proposals
-        (tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms, record)
-        VALUES (${values.join(', ')}) ON CONFLICT (tenant, proposal) DO NOTHING`);
-    } else {
-      // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
-      // wait, then PostgreSQL re-checks the condition on the row it committed.
-      statements.push(`UPDATE ${q}.proposals SET revision = ${values[2]}, status = ${values[3]},
-        effect_scope = ${values[4]}, created_at_ms = ${values[5]}, due_at_ms = ${values[6]},
-        record = ${values[7]}
-        WHERE tenant = ${tenant} AND proposal = ${values[1]}
-        AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}`);
-    }
-  }
+  const proposal = proposalStatement(q, write);
+  if (proposal !== undefined) statements.push(proposal);
   if (write.claim !== undefined) {
     const { effectScope, proposal, atMs } = write.claim;
     statements.push(`INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
@@ -129,27 +152,29 @@ export function moveHeadsSql(
 
 /** Parameterised statements: the rare commit paths, the reads and retention. */
 export function parameterisedSql(q: string) {
+  // A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`.
+  const proposal = `p.tenant, p.proposal, p.revision, p.status, p.record, s.envelope
+    FROM ${q}.proposals p LEFT JOIN ${q}.proposal_snapshots s
+    ON s.tenant = p.tenant AND s.proposal = p.proposal`;
   return {
-    getProposal: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
-      WHERE tenant = $1 AND proposal = $2`,
+    getProposal: `SELECT ${proposal} WHERE p.tenant = $1 AND p.proposal = $2`,
     lockClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
       WHERE tenant = $1 AND effect_scope = $2 FOR UPDATE`,
     passClaim: `UPDATE ${q}.effect_claims SET proposal = $3, claimed_at_ms = $4
       WHERE tenant = $1 AND effect_scope = $2`,
     ownerStatus: `SELECT status FROM ${q}.proposals WHERE tenant = $1 AND proposal = $2`,
     lockHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 FOR UPDATE`,
-    listByEffect: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
-      WHERE tenant = $1 AND effect_scope = $2
-      ORDER BY created_at_ms DESC, proposal DESC LIMIT $3`,
+    listByEffect: `SELECT ${proposal} WHERE p.tenant = $1 AND p.effect_scope = $2
+      ORDER BY p.created_at_ms DESC, p.proposal DESC LIMIT $3`,
     getClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
       WHERE tenant = $1 AND effect_scope = $2`,
     listEvidence: `SELECT tenant, proposal, evidence_digest, record FROM ${q}.authority_evidence
       WHERE tenant = $1 AND proposal = $2 ORDER BY position`,
     findEvidence: `SELECT record FROM ${q}.authority_evidence
       WHERE tenant = $1 AND proposal = $2 AND evidence_digest = $3`,
-    listDue: `SELECT tenant, proposal, revision, status, record FROM ${q}.proposals
-      WHERE tenant = $1 AND due_at_ms IS NOT NULL AND due_at_ms <= $2 AND status = ANY($3::text[])
-      ORDER BY due_at_ms, proposal LIMIT $4`,
+    listDue: `SELECT ${proposal} WHERE p.tenant = $1 AND p.due_at_ms IS NOT NULL
+      AND p.due_at_ms <= $2 AND p.status = ANY($3::text[])
+      ORDER BY p.due_at_ms, p.proposal LIMIT $4`,
     readLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
       WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
       ORDER BY sequence LIMIT $4`,

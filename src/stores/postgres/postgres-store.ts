@@ -8,11 +8,12 @@ import type pg from 'pg';
 import { ConfigurationError, StoreInvariantError } from '../../core/errors.js';
 import type { GuardStore, StoreCommit, StoreCommitResult } from '../../core/store.js';
 import { assertCommitShape } from '../../core/store-rules.js';
-import { checkout, openPool, prepareSchema } from './postgres-connection.js';
+import type { ErasurePurge } from '../store-snapshot.js';
+import { checkout, dedicatedConnection, openPool, prepareSchema } from './postgres-connection.js';
 import type { PostgresContext, PostgresStoreHooks } from './postgres-context.js';
 import { readFailure, redactConnectionString } from './postgres-errors.js';
 import { createCommitQueue } from './postgres-group-commit.js';
-import { truncatePostgresLedger } from './postgres-maintenance.js';
+import { purgePostgresErasedSnapshots, truncatePostgresLedger } from './postgres-maintenance.js';
 import { quoteSchema } from './postgres-migrations.js';
 import { postgresReads } from './postgres-reads.js';
 import { commitStatements, parameterisedSql } from './postgres-sql.js';
@@ -71,6 +72,15 @@ export interface PostgresStore extends GuardStore {
   readonly kind: 'postgres';
   /** The schema the store uses. */
   readonly schema: string;
+  /**
+   * The maintenance step after erasures (decision 025): `VACUUM FULL` of the snapshot table
+   * (and once after the schema-2 migration of `proposals`), so no table file holds an erased
+   * envelope any more. It locks each table exclusively while it copies the live rows: run it
+   * in a quiet moment (e.g. nightly). WAL segments, WAL archives, backups and replicas keep
+   * what they already hold; see the README.
+   * @throws StoreUnavailableError `store_busy` when the table lock is not granted within 5 s.
+   */
+  purgeErasedSnapshots(): Promise<ErasurePurge>;
 }
 
 /**
@@ -112,6 +122,7 @@ export async function createPostgresStoreWithHooks(
     sql: parameterisedSql(q),
     hooks,
     connect: () => checkout(opened.pool, where),
+    dedicated: () => dedicatedConnection(opened, where),
   };
   const queue = createCommitQueue(context);
   const reads = postgresReads(context);
@@ -158,6 +169,7 @@ export async function createPostgresStoreWithHooks(
     truncateLedger: (tenant, throughSequence) =>
       read(() => truncatePostgresLedger(context, tenant, throughSequence)),
     ledgerCheckpoint: (tenant) => read(() => reads.ledgerCheckpoint(tenant)),
+    purgeErasedSnapshots: () => read(() => purgePostgresErasedSnapshots(context)),
 
     async close() {
       if (closed) return;

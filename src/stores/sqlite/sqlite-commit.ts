@@ -17,6 +17,7 @@ import {
   firstDuplicateEvidence,
   type ProposalRow,
 } from '../store-codec.js';
+import { assertSnapshotKept, encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
 /** What a commit needs: the prepared statements and the file's name for messages. */
@@ -28,7 +29,7 @@ export interface SqliteCommitContext {
 
 /** Decodes a proposal row, asserting it is the row that was asked for. */
 export function toProposal(context: SqliteCommitContext, row: ProposalRow): ProposalRecord {
-  return decodeProposal(row.record, row, context.where);
+  return decodeProposal(row, context.where);
 }
 
 /** The commit's refusal by the stored state, or undefined when it may be applied. */
@@ -52,6 +53,9 @@ function decide(context: SqliteCommitContext, write: StoreCommit): StoreCommitRe
         currentRow === undefined ? undefined : toProposal(context, currentRow),
       );
   if (refused !== undefined) return refused;
+  if (change?.kind === 'update') {
+    assertSnapshotKept(write, currentRow?.envelope ?? null, change.record.snapshot);
+  }
   if (write.claim !== undefined) {
     const row = statements.getClaim.get(tenant, write.claim.effectScope);
     const existing: EffectClaim | undefined =
@@ -77,11 +81,16 @@ function decide(context: SqliteCommitContext, write: StoreCommit): StoreCommitRe
   return undefined;
 }
 
-/** Writes the proposal of an accepted commit (insert, or the compare-and-set update). */
-function writeProposal(context: SqliteCommitContext, write: StoreCommit): void {
+/**
+ * Writes the proposal of an accepted commit (insert, or the compare-and-set update) and its
+ * snapshot row: inserted with the proposal, deleted when an update sets it to null. Returns
+ * whether a snapshot was deleted (the WAL then gets truncated after COMMIT).
+ */
+function writeProposal(context: SqliteCommitContext, write: StoreCommit): boolean {
   const change = write.proposal;
-  if (change === undefined) return;
+  if (change === undefined) return false;
   const record = change.record;
+  const { statements } = context;
   const columns = {
     tenant: write.tenant,
     proposal: record.proposal,
@@ -90,13 +99,16 @@ function writeProposal(context: SqliteCommitContext, write: StoreCommit): void {
     effectScope: record.effectScope,
     createdAtMs: record.createdAtMs,
     dueAtMs: record.dueAtMs,
-    record: encodeJson(record),
+    record: encodeJson(recordWithoutSnapshot(record)),
   };
   if (change.kind === 'insert') {
-    context.statements.insertProposal.run(columns);
-    return;
+    statements.insertProposal.run(columns);
+    if (record.snapshot !== null) {
+      statements.insertSnapshot.run(write.tenant, record.proposal, encodeSnapshot(record.snapshot));
+    }
+    return false;
   }
-  const updated = context.statements.updateProposal.run({
+  const updated = statements.updateProposal.run({
     ...columns,
     expectedRevision: change.expectedRevision,
     expectedStatus: change.expectedStatus,
@@ -107,6 +119,8 @@ function writeProposal(context: SqliteCommitContext, write: StoreCommit): void {
       `Assertion failed: compare-and-set on ${record.proposal} changed ${updated.changes} rows in ${context.where}`,
     );
   }
+  if (record.snapshot !== null) return false;
+  return statements.deleteSnapshot.run(write.tenant, record.proposal).changes > 0;
 }
 
 /** Seals the commit's events onto the tenant's chain and moves the head. */
@@ -134,12 +148,18 @@ function appendEvents(context: SqliteCommitContext, write: StoreCommit): LedgerE
   return events;
 }
 
+/** What one commit came to, and whether it deleted a snapshot (an erasure). */
+export interface AppliedCommit {
+  readonly result: StoreCommitResult;
+  readonly deletedSnapshot: boolean;
+}
+
 /** Decides and applies one commit; runs inside the batch transaction and its savepoint. */
-export function applyCommit(context: SqliteCommitContext, write: StoreCommit): StoreCommitResult {
+export function applyCommit(context: SqliteCommitContext, write: StoreCommit): AppliedCommit {
   const refused = decide(context, write);
-  if (refused !== undefined) return refused;
+  if (refused !== undefined) return { result: refused, deletedSnapshot: false };
   const { statements } = context;
-  writeProposal(context, write);
+  const deletedSnapshot = writeProposal(context, write);
   if (write.claim !== undefined) {
     statements.upsertClaim.run(
       write.tenant,
@@ -156,5 +176,5 @@ export function applyCommit(context: SqliteCommitContext, write: StoreCommit): S
       encodeJson(item),
     );
   }
-  return { kind: 'committed', events: appendEvents(context, write) };
+  return { result: { kind: 'committed', events: appendEvents(context, write) }, deletedSnapshot };
 }

@@ -18,7 +18,7 @@ import {
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { corruptedFile, translateError } from './sqlite-errors.js';
-import { migrateSqlite } from './sqlite-migrations.js';
+import { migrateSqlite, REWRITE_FLAG } from './sqlite-migrations.js';
 
 /** How a file is opened (the store's config with its defaults applied). */
 export interface SqliteOpenOptions {
@@ -83,6 +83,39 @@ function createFresh(path: string, busyTimeoutMs: number): void {
 }
 
 /**
+ * Copies every WAL frame into the database file and truncates the WAL to zero bytes, so old
+ * page versions (an erased snapshot among them) no longer sit in it. Waits up to the busy
+ * timeout for other connections' readers and writers; returns false when it could not finish
+ * (another process kept reading an older snapshot): a later call finishes the job.
+ */
+export function truncateWal(db: Database.Database): boolean {
+  const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  return result?.busy === 0;
+}
+
+/**
+ * Makes sure the files hold no erased snapshot: one VACUUM if the file is flagged as written
+ * before snapshots were kept apart (it rebuilds every page, so no old bytes stay in free
+ * space), then the WAL truncated. Best effort: another process using the file makes VACUUM
+ * wait up to the busy timeout and fail, and the flag stays for the next try. True when done.
+ */
+export function scrubFile(db: Database.Database): boolean {
+  const flagged = db
+    .prepare('SELECT 1 AS present FROM sideguard_maintenance WHERE name = ?')
+    .get(REWRITE_FLAG);
+  if (flagged !== undefined) {
+    try {
+      db.exec('VACUUM');
+      db.prepare('DELETE FROM sideguard_maintenance WHERE name = ?').run(REWRITE_FLAG);
+    } catch {
+      truncateWal(db);
+      return false;
+    }
+  }
+  return truncateWal(db);
+}
+
+/**
  * Opens (creating if missing) the database at the absolute `path`, migrated and checked.
  * @throws StoreInvariantError `store_corrupted`; ConfigurationError `store_schema_newer`.
  */
@@ -102,11 +135,16 @@ export function openDatabase(path: string, options: SqliteOpenOptions): Database
     if (mode !== 'wal') db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     db.pragma('foreign_keys = OFF');
+    // Deleted content (an erased snapshot, the old version of a rewritten row) is overwritten
+    // with zeros, in the page and in freed pages, instead of lingering in free space.
+    db.pragma('secure_delete = ON');
     if (options.checkOnOpen === 'quick') {
       const verdict = db.pragma('quick_check', { simple: true });
       if (verdict !== 'ok') throw corruptedFile(path, `quick_check reported ${String(verdict)}`);
     }
-    migrateSqlite(db, path, Date.now());
+    // A migration that rewrote records leaves their old pages in the WAL until a checkpoint,
+    // and a file written before snapshots were kept apart gets one VACUUM.
+    if (migrateSqlite(db, path, Date.now())) scrubFile(db);
     return db;
   } catch (error) {
     db.close();

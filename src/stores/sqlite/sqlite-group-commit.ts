@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { StoreCommit, StoreCommitResult } from '../../core/store.js';
 import { applyCommit, type SqliteCommitContext } from './sqlite-commit.js';
 import { translateError } from './sqlite-errors.js';
+import { scrubFile } from './sqlite-file.js';
 
 interface PendingCommit {
   readonly write: StoreCommit;
@@ -24,6 +25,11 @@ export interface SqliteCommitQueue {
   enqueue(write: StoreCommit): Promise<StoreCommitResult>;
   /** Resolves once nothing is queued or flushing (for `close`). */
   drained(): Promise<void>;
+  /**
+   * Truncates the WAL (done after every batch that erased a snapshot; `force` does it even if
+   * none is due); true when no erased snapshot can be left in the WAL.
+   */
+  scrub(force: boolean): boolean;
 }
 
 /** Creates the commit queue of one open database. */
@@ -36,6 +42,20 @@ export function createSqliteCommitQueue(
   let queue: PendingCommit[] = [];
   let flushScheduled = false;
   let signalDrained: (() => void) | undefined;
+  /** The batch being applied deleted a snapshot (its COMMIT then makes a scrub due). */
+  let erasedInBatch = false;
+  /** A snapshot was erased and the WAL may still hold its old page. */
+  let scrubDue = false;
+
+  /** Truncates the WAL if an erasure left old pages in it; never fails a caller. */
+  const scrub = (): boolean => {
+    try {
+      if (scrubFile(db)) scrubDue = false;
+    } catch {
+      // The commit stands; the next batch or purgeErasedSnapshots() tries again.
+    }
+    return !scrubDue;
+  };
 
   const abortTransaction = (): void => {
     if (!db.inTransaction) return;
@@ -64,6 +84,7 @@ export function createSqliteCommitQueue(
     batch: readonly PendingCommit[],
   ): { settled: Settled[] } | { failed: unknown } => {
     const settled: Settled[] = [];
+    erasedInBatch = false;
     for (const pending of batch) {
       try {
         statements.savepoint.run();
@@ -72,10 +93,11 @@ export function createSqliteCommitQueue(
         return { failed: error };
       }
       try {
-        const result = applyCommit(context, pending.write);
+        const { result, deletedSnapshot } = applyCommit(context, pending.write);
         if (result.kind !== 'committed') statements.rollbackToSavepoint.run();
         statements.releaseSavepoint.run();
         settled.push({ ok: true, result });
+        if (deletedSnapshot) erasedInBatch = true;
       } catch (error) {
         // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the
         // batch is stored, so every caller gets the error.
@@ -110,6 +132,8 @@ export function createSqliteCommitQueue(
       abortTransaction();
       return { failed: error };
     }
+    if (erasedInBatch) scrubDue = true;
+    if (scrubDue) scrub();
     return applied;
   };
 
@@ -145,6 +169,10 @@ export function createSqliteCommitQueue(
           setImmediate(flush);
         }
       });
+    },
+    scrub(force) {
+      if (force) scrubDue = true;
+      return scrubDue ? scrub() : true;
     },
     drained() {
       if (!flushScheduled && queue.length === 0) return Promise.resolve();

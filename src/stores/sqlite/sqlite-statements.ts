@@ -30,6 +30,8 @@ export interface SqliteStatements {
   readonly updateProposal: Statement;
   readonly listByEffect: Statement<[string, string, number], ProposalRow>;
   readonly listDue: Statement<[string, number, string, number], ProposalRow>;
+  readonly insertSnapshot: Statement;
+  readonly deleteSnapshot: Statement;
   readonly getClaim: Statement<[string, string], { proposal: string; claimed_at_ms: number }>;
   readonly upsertClaim: Statement;
   readonly evidenceExists: Statement<[string, string, string], { present: number }>;
@@ -45,6 +47,10 @@ export interface SqliteStatements {
   readonly setCheckpoint: Statement;
 }
 
+/** A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`. */
+const PROPOSAL = `p.tenant, p.proposal, p.revision, p.status, p.record, s.envelope
+  FROM proposals p LEFT JOIN proposal_snapshots s ON s.tenant = p.tenant AND s.proposal = p.proposal`;
+
 /** Prepares every statement the store runs, once per open database. */
 export function prepareStatements(db: Database.Database): SqliteStatements {
   return {
@@ -55,7 +61,7 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     rollbackToSavepoint: db.prepare('ROLLBACK TO sideguard_commit'),
     releaseSavepoint: db.prepare('RELEASE sideguard_commit'),
     getProposal: db.prepare<[string, string], ProposalRow>(
-      'SELECT tenant, proposal, revision, status, record FROM proposals WHERE tenant = ? AND proposal = ?',
+      `SELECT ${PROPOSAL} WHERE p.tenant = ? AND p.proposal = ?`,
     ),
     getStatus: db.prepare<[string, string], { status: ProposalStatus }>(
       'SELECT status FROM proposals WHERE tenant = ? AND proposal = ?',
@@ -70,15 +76,19 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
        WHERE tenant = @tenant AND proposal = @proposal AND revision = @expectedRevision AND status = @expectedStatus`,
     ),
     listByEffect: db.prepare<[string, string, number], ProposalRow>(
-      `SELECT tenant, proposal, revision, status, record FROM proposals
-       WHERE tenant = ? AND effect_scope = ? ORDER BY created_at_ms DESC, proposal DESC LIMIT ?`,
+      `SELECT ${PROPOSAL} WHERE p.tenant = ? AND p.effect_scope = ?
+       ORDER BY p.created_at_ms DESC, p.proposal DESC LIMIT ?`,
     ),
     listDue: db.prepare<[string, number, string, number], ProposalRow>(
-      `SELECT tenant, proposal, revision, status, record FROM proposals
-       WHERE tenant = ? AND due_at_ms IS NOT NULL AND due_at_ms <= ?
-         AND status IN (SELECT value FROM json_each(?))
-       ORDER BY due_at_ms, proposal LIMIT ?`,
+      `SELECT ${PROPOSAL} WHERE p.tenant = ? AND p.due_at_ms IS NOT NULL AND p.due_at_ms <= ?
+         AND p.status IN (SELECT value FROM json_each(?))
+       ORDER BY p.due_at_ms, p.proposal LIMIT ?`,
     ),
+    insertSnapshot: db.prepare(
+      `INSERT INTO proposal_snapshots (tenant, proposal, envelope) VALUES (?, ?, ?)
+       ON CONFLICT (tenant, proposal) DO UPDATE SET envelope = excluded.envelope`,
+    ),
+    deleteSnapshot: db.prepare('DELETE FROM proposal_snapshots WHERE tenant = ? AND proposal = ?'),
     getClaim: db.prepare<[string, string], { proposal: string; claimed_at_ms: number }>(
       'SELECT proposal, claimed_at_ms FROM effect_claims WHERE tenant = ? AND effect_scope = ?',
     ),

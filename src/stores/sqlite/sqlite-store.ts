@@ -16,6 +16,7 @@ import type {
 } from '../../core/store.js';
 import { assertCommitShape } from '../../core/store-rules.js';
 import { decodeEvent, decodeEvidence } from '../store-codec.js';
+import type { ErasurePurge } from '../store-snapshot.js';
 import { type SqliteCommitContext, toProposal } from './sqlite-commit.js';
 import { translateError } from './sqlite-errors.js';
 import { openDatabase } from './sqlite-file.js';
@@ -55,6 +56,14 @@ export interface SqliteStore extends GuardStore {
   readonly kind: 'sqlite';
   /** The absolute path of the database file. */
   readonly path: string;
+  /**
+   * Makes sure no erased snapshot survives in the files (decision 025). Deleted content is
+   * zeroed in place (`secure_delete`), and the store already truncates the WAL after every
+   * commit that erased a snapshot; this runs that truncation again, for when another process
+   * was reading at the time. `complete: false` means a reader still holds old WAL frames:
+   * call it again later.
+   */
+  purgeErasedSnapshots(): Promise<ErasurePurge>;
 }
 
 const DEFAULT_PATH = '.sideguard/sideguard.db';
@@ -192,10 +201,22 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
       });
     },
 
+    async purgeErasedSnapshots(): Promise<ErasurePurge> {
+      ensureOpen();
+      await queue.drained();
+      return queue.scrub(true)
+        ? { complete: true, detail: `the WAL of ${path} is checkpointed and truncated` }
+        : {
+            complete: false,
+            detail: `another connection still reads old frames of the WAL of ${path}; try again when it is idle`,
+          };
+    },
+
     async close() {
       if (closed) return;
       closed = true;
       await queue.drained();
+      queue.scrub(false);
       db.close();
     },
   };
