@@ -88,6 +88,8 @@ export type {
   EffectClaim,
   GuardStore,
   LedgerQuery,
+  ProposalListPosition,
+  ProposalListQuery,
   ProposalRecord,
   Receipt,
   StoreCommit,
@@ -106,3 +108,8 @@ export {
 export type { GuardConfig } from './create-guard.js';
 export { createGuard } from './create-guard.js';
 export { createMemoryStore } from './stores/memory/memory-store.js';
+export {
+  type CheckedProposalListQuery,
+  checkProposalListQuery,
+  PROPOSAL_LIST_LIMITS,
+} from './stores/store-queries.js';

@@ -157,6 +157,30 @@ export interface DueQuery {
   readonly limit?: number;
 }
 
+/** The position of a proposal in `listProposals` order: the keyset a page continues after. */
+export interface ProposalListPosition {
+  readonly expiresAtMs: number;
+  readonly tenant: string;
+  readonly proposal: string;
+}
+
+/**
+ * Filters and keyset paging of `listProposals` (the approvals console's queues). Results are
+ * ordered by `expiresAtMs` ascending, then tenant, then proposal id (both by code point).
+ */
+export interface ProposalListQuery {
+  /** Only this tenant's proposals. Omitted: every tenant (for operators, not for agents). */
+  readonly tenant?: string;
+  /** Only proposals in one of these statuses; an empty list matches nothing. */
+  readonly statuses: readonly ProposalStatus[];
+  /** Only this action type (`namespace.name@version`). */
+  readonly actionType?: string;
+  /** At most this many proposals, a whole number from 1 to 1000. @default 100 */
+  readonly limit?: number;
+  /** Only proposals after this position: pass the last proposal of the previous page. */
+  readonly after?: ProposalListPosition;
+}
+
 /**
  * The guard's persistence. All members are async and safe to call concurrently; adapters decide
  * how (a mutex, SQLite immediate transactions, PostgreSQL row locks). A store must never throw
@@ -182,6 +206,13 @@ export interface GuardStore {
   listEvidence(tenant: string, proposal: string): Promise<readonly AuthorityEvidenceRecord[]>;
   /** Proposals in `statuses` that are due, oldest due first. */
   listDue(query: DueQuery): Promise<readonly ProposalRecord[]>;
+  /**
+   * Proposals matching the query, soonest to expire first (see `ProposalListQuery`), for
+   * queues such as the approvals console's. Keyset paging: pass the last one as `after`.
+   * @throws ContractViolationError `store_query_invalid` for a malformed query (an unknown
+   *   status, a limit outside 1–1000, an incomplete `after`).
+   */
+  listProposals(query: ProposalListQuery): Promise<readonly ProposalRecord[]>;
   /** Sealed events in sequence order. */
   readLedger(query: LedgerQuery): Promise<readonly LedgerEvent[]>;
   /** The tenant's chain head, or undefined if it has no events and no checkpoint. */

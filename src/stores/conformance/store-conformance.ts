@@ -11,6 +11,7 @@ import { registerEffectClaimCases } from './effect-claim-cases.js';
 import { registerEvidenceCases } from './evidence-cases.js';
 import { registerLedgerCases } from './ledger-cases.js';
 import { registerLifecycleCases } from './lifecycle-cases.js';
+import { registerListingCases } from './listing-cases.js';
 import { registerPropertyCases } from './property-cases.js';
 import { registerProposalCases } from './proposal-cases.js';
 import { registerQueryCases } from './query-cases.js';
@@ -100,6 +101,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     ['snapshots', registerSnapshotCases],
     ['ledger', registerLedgerCases],
     ['queries', registerQueryCases],
+    ['listing', registerListingCases],
     ['lifecycle', registerLifecycleCases],
     [
       'properties (fast-check, memory store as the model)',

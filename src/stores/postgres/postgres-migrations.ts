@@ -149,6 +149,20 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     `,
     run: moveSnapshotsApart,
   },
+  {
+    version: 3,
+    name: 'proposals listed by status and expiry',
+    sql: (s) => `
+      ALTER TABLE ${s}.proposals ADD COLUMN expires_at_ms bigint,
+        ADD COLUMN action_type text COLLATE "C";
+      UPDATE ${s}.proposals SET expires_at_ms = (record::jsonb ->> 'expiresAtMs')::bigint,
+        action_type = record::jsonb ->> 'actionType';
+      ALTER TABLE ${s}.proposals ALTER COLUMN expires_at_ms SET NOT NULL,
+        ALTER COLUMN action_type SET NOT NULL;
+      CREATE INDEX proposals_by_status_expiry
+        ON ${s}.proposals (status, expires_at_ms, tenant, proposal);
+    `,
+  },
 ];
 
 /** The schema version this code writes and reads. */

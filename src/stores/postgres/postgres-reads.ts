@@ -9,6 +9,7 @@ import type {
   DueQuery,
   EffectClaim,
   LedgerQuery,
+  ProposalListQuery,
   ProposalRecord,
 } from '../../core/store.js';
 import {
@@ -18,6 +19,7 @@ import {
   type EvidenceRow,
   type ProposalRow,
 } from '../store-codec.js';
+import { checkProposalListQuery } from '../store-queries.js';
 import { type PostgresContext, toProposal } from './postgres-context.js';
 
 /** The read members of the PostgreSQL store, each one statement on the pool. */
@@ -66,6 +68,22 @@ export function postgresReads(context: PostgresContext) {
           query.dueAtOrBeforeMs,
           query.statuses,
           query.limit ?? 100,
+        ]),
+      );
+    },
+
+    async listProposals(query: ProposalListQuery): Promise<readonly ProposalRecord[]> {
+      const checked = checkProposalListQuery(query);
+      const { after } = checked;
+      return proposals(
+        await db.query<ProposalRow>(sql.listProposals, [
+          checked.statuses,
+          checked.tenant ?? null,
+          checked.actionType ?? null,
+          after?.expiresAtMs ?? null,
+          after?.tenant ?? null,
+          after?.proposal ?? null,
+          checked.limit,
         ]),
       );
     },

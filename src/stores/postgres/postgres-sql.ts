@@ -49,6 +49,8 @@ function proposalStatement(q: string, write: StoreCommit): string | undefined {
     effect_scope: literal(r.effectScope),
     created_at_ms: literal(r.createdAtMs),
     due_at_ms: literal(r.dueAtMs),
+    expires_at_ms: literal(r.expiresAtMs),
+    action_type: literal(r.actionType),
     record: literal(encodeJson(recordWithoutSnapshot(r))),
   };
   const snapshot = r.snapshot === null ? null : literal(encodeSnapshot(r.snapshot));
@@ -153,9 +155,10 @@ export function moveHeadsSql(
 /** Parameterised statements: the rare commit paths, the reads and retention. */
 export function parameterisedSql(q: string) {
   // A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`.
-  const proposal = `p.tenant, p.proposal, p.revision, p.status, p.record, s.envelope
-    FROM ${q}.proposals p LEFT JOIN ${q}.proposal_snapshots s
+  const columns = 'p.tenant, p.proposal, p.revision, p.status, p.record, s.envelope';
+  const from = `${q}.proposals p LEFT JOIN ${q}.proposal_snapshots s
     ON s.tenant = p.tenant AND s.proposal = p.proposal`;
+  const proposal = `${columns} FROM ${from}`;
   return {
     getProposal: `SELECT ${proposal} WHERE p.tenant = $1 AND p.proposal = $2`,
     lockClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
@@ -178,6 +181,16 @@ export function parameterisedSql(q: string) {
     readLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
       WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
       ORDER BY sequence LIMIT $4`,
+    // One ordered index range per status (LATERAL), merged: each reads at most `limit` rows.
+    listProposals: `SELECT l.tenant, l.proposal, l.revision, l.status, l.record, l.envelope
+      FROM unnest($1::text[]) AS wanted (status) CROSS JOIN LATERAL (
+        SELECT ${columns}, p.expires_at_ms FROM ${from} WHERE p.status = wanted.status
+          AND ($2::text IS NULL OR p.tenant = $2::text)
+          AND ($3::text IS NULL OR p.action_type = $3::text)
+          AND ($4::bigint IS NULL
+            OR (p.expires_at_ms, p.tenant, p.proposal) > ($4::bigint, $5::text, $6::text))
+        ORDER BY p.expires_at_ms, p.tenant, p.proposal LIMIT $7) AS l
+      ORDER BY l.expires_at_ms, l.tenant, l.proposal LIMIT $7`,
     findEvent: `SELECT hash FROM ${q}.ledger_events WHERE tenant = $1 AND sequence = $2`,
     ledgerHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 AND sequence > 0`,
     lastEventThrough: `SELECT sequence, hash FROM ${q}.ledger_events

@@ -164,6 +164,7 @@ export async function createPostgresStoreWithHooks(
     getEffectClaim: (tenant, effectScope) => read(() => reads.getEffectClaim(tenant, effectScope)),
     listEvidence: (tenant, proposal) => read(() => reads.listEvidence(tenant, proposal)),
     listDue: (query) => read(() => reads.listDue(query)),
+    listProposals: (query) => read(() => reads.listProposals(query)),
     readLedger: (query) => read(() => reads.readLedger(query)),
     ledgerHead: (tenant) => read(() => reads.ledgerHead(tenant)),
     truncateLedger: (tenant, throughSequence) =>

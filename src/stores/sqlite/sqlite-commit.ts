@@ -99,6 +99,8 @@ function writeProposal(context: SqliteCommitContext, write: StoreCommit): boolea
     effectScope: record.effectScope,
     createdAtMs: record.createdAtMs,
     dueAtMs: record.dueAtMs,
+    expiresAtMs: record.expiresAtMs,
+    actionType: record.actionType,
     record: encodeJson(recordWithoutSnapshot(record)),
   };
   if (change.kind === 'insert') {

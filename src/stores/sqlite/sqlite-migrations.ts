@@ -135,6 +135,18 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     `,
     run: moveSnapshotsApart,
   },
+  {
+    version: 3,
+    name: 'proposals listed by status and expiry',
+    sql: `
+      ALTER TABLE proposals ADD COLUMN expires_at_ms INTEGER;
+      ALTER TABLE proposals ADD COLUMN action_type TEXT;
+      UPDATE proposals SET expires_at_ms = json_extract(record, '$.expiresAtMs'),
+        action_type = json_extract(record, '$.actionType');
+      CREATE INDEX proposals_by_status_expiry
+        ON proposals (status, expires_at_ms, tenant, proposal);
+    `,
+  },
 ];
 
 /** The schema version this code writes and reads. */

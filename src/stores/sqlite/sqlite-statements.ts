@@ -11,6 +11,17 @@ export interface HeadRow {
   checkpoint_hash: string | null;
 }
 
+/** The named parameters of the `listProposals` statements (one status per run). */
+export interface ListParameters {
+  status: string;
+  tenant: string | null;
+  actionType: string | null;
+  limit: number;
+  afterExpiresAtMs: number | null;
+  afterTenant: string | null;
+  afterProposal: string | null;
+}
+
 type Statement<
   Parameters extends unknown[] | object = unknown[],
   Result = unknown,
@@ -30,6 +41,8 @@ export interface SqliteStatements {
   readonly updateProposal: Statement;
   readonly listByEffect: Statement<[string, string, number], ProposalRow>;
   readonly listDue: Statement<[string, number, string, number], ProposalRow>;
+  readonly listByStatus: Statement<[ListParameters], ProposalRow>;
+  readonly listByStatusAfter: Statement<[ListParameters], ProposalRow>;
   readonly insertSnapshot: Statement;
   readonly deleteSnapshot: Statement;
   readonly getClaim: Statement<[string, string], { proposal: string; claimed_at_ms: number }>;
@@ -67,13 +80,29 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       'SELECT status FROM proposals WHERE tenant = ? AND proposal = ?',
     ),
     insertProposal: db.prepare(
-      `INSERT INTO proposals (tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms, record)
-       VALUES (@tenant, @proposal, @revision, @status, @effectScope, @createdAtMs, @dueAtMs, @record)`,
+      `INSERT INTO proposals (tenant, proposal, revision, status, effect_scope, created_at_ms,
+         due_at_ms, expires_at_ms, action_type, record)
+       VALUES (@tenant, @proposal, @revision, @status, @effectScope, @createdAtMs, @dueAtMs,
+         @expiresAtMs, @actionType, @record)`,
     ),
     updateProposal: db.prepare(
       `UPDATE proposals SET revision = @revision, status = @status, effect_scope = @effectScope,
-         created_at_ms = @createdAtMs, due_at_ms = @dueAtMs, record = @record
+         created_at_ms = @createdAtMs, due_at_ms = @dueAtMs, expires_at_ms = @expiresAtMs,
+         action_type = @actionType, record = @record
        WHERE tenant = @tenant AND proposal = @proposal AND revision = @expectedRevision AND status = @expectedStatus`,
+    ),
+    listByStatus: db.prepare<[ListParameters], ProposalRow>(
+      `SELECT ${PROPOSAL} WHERE p.status = @status
+         AND (@tenant IS NULL OR p.tenant = @tenant)
+         AND (@actionType IS NULL OR p.action_type = @actionType)
+       ORDER BY p.expires_at_ms, p.tenant, p.proposal LIMIT @limit`,
+    ),
+    listByStatusAfter: db.prepare<[ListParameters], ProposalRow>(
+      `SELECT ${PROPOSAL} WHERE p.status = @status
+         AND (p.expires_at_ms, p.tenant, p.proposal) > (@afterExpiresAtMs, @afterTenant, @afterProposal)
+         AND (@tenant IS NULL OR p.tenant = @tenant)
+         AND (@actionType IS NULL OR p.action_type = @actionType)
+       ORDER BY p.expires_at_ms, p.tenant, p.proposal LIMIT @limit`,
     ),
     listByEffect: db.prepare<[string, string, number], ProposalRow>(
       `SELECT ${PROPOSAL} WHERE p.tenant = ? AND p.effect_scope = ?

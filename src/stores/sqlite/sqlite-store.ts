@@ -11,11 +11,13 @@ import type {
   DueQuery,
   GuardStore,
   LedgerQuery,
+  ProposalListQuery,
   StoreCommit,
   StoreCommitResult,
 } from '../../core/store.js';
 import { assertCommitShape } from '../../core/store-rules.js';
 import { decodeEvent, decodeEvidence } from '../store-codec.js';
+import { checkProposalListQuery, mergeListed } from '../store-queries.js';
 import type { ErasurePurge } from '../store-snapshot.js';
 import { type SqliteCommitContext, toProposal } from './sqlite-commit.js';
 import { translateError } from './sqlite-errors.js';
@@ -159,6 +161,30 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
           )
           .map((row) => toProposal(context, row)),
       );
+    },
+
+    listProposals(query: ProposalListQuery) {
+      return read(() => {
+        const checked = checkProposalListQuery(query);
+        const { after } = checked;
+        const statement =
+          after === undefined ? statements.listByStatus : statements.listByStatusAfter;
+        // One ordered index range per status, merged: each reads at most `limit` rows.
+        const lists = checked.statuses.map((status) =>
+          statement
+            .all({
+              status,
+              tenant: checked.tenant ?? null,
+              actionType: checked.actionType ?? null,
+              limit: checked.limit,
+              afterExpiresAtMs: after?.expiresAtMs ?? null,
+              afterTenant: after?.tenant ?? null,
+              afterProposal: after?.proposal ?? null,
+            })
+            .map((row) => toProposal(context, row)),
+        );
+        return mergeListed(lists, checked.limit);
+      });
     },
 
     readLedger(query: LedgerQuery) {
