@@ -138,6 +138,11 @@ describe.skipIf(url === undefined)('PostgreSQL erasure and the purge', () => {
       const versions = await admin.query(`SELECT max(version) AS v FROM ${q}.schema_migrations`);
       expect(versions.rows[0]).toEqual({ v: POSTGRES_SCHEMA_VERSION });
       await expectSnapshots(store, records, []);
+      // The listing columns (schema 3) were filled from the old records.
+      const listed = await store.listProposals({ statuses: ['authorized'], tenant: TENANT });
+      expect(listed.map((value) => value.proposal)).toEqual(
+        records.map((value) => value.proposal).sort(),
+      );
       for (const victim of victims) await eraseProposal(store, victim);
       const before = await tableFiles(run.schema);
       const searched = await expectEachFound(

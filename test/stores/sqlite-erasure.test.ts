@@ -132,6 +132,11 @@ describe('SQLite erasure', () => {
       version.close();
       expect(row).toEqual({ v: SQLITE_SCHEMA_VERSION });
       await expectSnapshots(store, records, []);
+      // The listing columns (schema 3) were filled from the old records.
+      const listed = await store.listProposals({ statuses: ['authorized'], tenant: TENANT });
+      expect(listed.map((value) => value.proposal)).toEqual(
+        records.map((value) => value.proposal).sort(),
+      );
       for (const victim of victims) await eraseProposal(store, victim);
       expect(foundInFiles(files(path), searched)).toEqual([]);
       await expectSnapshots(store, records, victims);
