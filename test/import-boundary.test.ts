@@ -3,10 +3,11 @@
  * is checked statically (its import graph in dist/) and at run time (a fresh Node process).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { importGraph } from './support/import-graph.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const entry = join(root, 'dist', 'index.js');
@@ -16,26 +17,6 @@ const FORBIDDEN = [
   /^node:(http|https|http2|net|tls|dgram|child_process|fs)/,
   /^(undici|stripe|commander|@modelcontextprotocol|ai|openai)/,
 ];
-
-function importGraph(start: string): { files: Set<string>; bare: Set<string> } {
-  const files = new Set<string>();
-  const bare = new Set<string>();
-  const pending = [start];
-  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
-    if (files.has(file)) continue;
-    files.add(file);
-    const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(
-      /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g,
-    )) {
-      const specifier = match[1] ?? match[2] ?? match[3];
-      if (specifier === undefined) continue;
-      if (specifier.startsWith('.')) pending.push(resolve(dirname(file), specifier));
-      else bare.add(specifier);
-    }
-  }
-  return { files, bare };
-}
 
 describe('the root entry', () => {
   it('is built (npm test builds before it tests)', () => {

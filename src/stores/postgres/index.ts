@@ -4,6 +4,7 @@
 
 export { StoreUnavailableCode, StoreUnavailableError } from '../store-errors.js';
 export type { ErasurePurge } from '../store-snapshot.js';
+export { type DropSchemaOptions, dropPostgresSchema } from './postgres-maintenance.js';
 export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
 export {
   createPostgresStore,

@@ -5,7 +5,7 @@
  * Whatever the server does, a call ends in a result or a definite `StoreUnavailableError`.
  */
 import { Socket } from 'node:net';
-import pg from 'pg';
+import type pg from 'pg';
 import { ConfigurationError, SideguardError } from '../../core/errors.js';
 import { unreachable } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrations.js';
@@ -33,8 +33,35 @@ export const POSTGRES_CONNECTION_DEFAULTS = {
   queryGraceMs: 5_000,
 } as const;
 
+/** The `pg` module (the driver). */
+export type PostgresDriver = typeof pg;
+
+/**
+ * Loads `pg`, an optional peer dependency of sideguard, on first use: importing
+ * `sideguard/postgres` never loads it, and a missing driver gets a message saying what to do.
+ * @throws ConfigurationError `store_driver_missing` when `pg` is not installed.
+ */
+export async function loadPostgresDriver(): Promise<PostgresDriver> {
+  try {
+    const loaded = (await import('pg')) as PostgresDriver & { default?: PostgresDriver };
+    return loaded.default ?? loaded;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const missing =
+      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+      /['"]pg['"]/.test(error instanceof Error ? error.message : '');
+    if (!missing) throw error;
+    throw new ConfigurationError(
+      'store_driver_missing',
+      'The PostgreSQL store needs the `pg` package, an optional peer dependency of sideguard: run `npm install pg@^8.11` in your project (the SQLite store needs nothing more).',
+      { cause: error },
+    );
+  }
+}
+
 /** A pool the store uses, whether it must end it, and how to undo what the store added. */
 export interface StorePool {
+  readonly driver: PostgresDriver;
   readonly pool: pg.Pool;
   readonly ownsPool: boolean;
   /** The settings a dedicated connection (the migration) uses; undefined for a given pool. */
@@ -135,11 +162,12 @@ function clientConfig(config: PostgresConnectionConfig): pg.ClientConfig {
 }
 
 /** Creates the store's pool, or adopts the given one (adding only error listeners). */
-export function openPool(config: PostgresConnectionConfig): StorePool {
+export function openPool(driver: PostgresDriver, config: PostgresConnectionConfig): StorePool {
   if (config.pool !== undefined) {
     const given = config.pool;
     given.on('acquire', guardClient);
     return {
+      driver,
       pool: given,
       ownsPool: false,
       clientConfig: undefined,
@@ -147,7 +175,7 @@ export function openPool(config: PostgresConnectionConfig): StorePool {
     };
   }
   const settings = clientConfig(config);
-  const pool = new pg.Pool({
+  const pool = new driver.Pool({
     ...settings,
     max: config.maxConnections ?? POSTGRES_CONNECTION_DEFAULTS.maxConnections,
   });
@@ -155,7 +183,7 @@ export function openPool(config: PostgresConnectionConfig): StorePool {
   // gets a fresh connection.
   pool.on('error', () => undefined);
   pool.on('acquire', guardClient);
-  return { pool, ownsPool: true, clientConfig: settings, detach: () => undefined };
+  return { driver, pool, ownsPool: true, clientConfig: settings, detach: () => undefined };
 }
 
 /**
@@ -191,7 +219,7 @@ export async function dedicatedConnection(
     return { client, done: async (error) => client.release(error) };
   }
   const { statement_timeout: _statement, query_timeout: _query, ...settings } = opened.clientConfig;
-  const client = new pg.Client(settings);
+  const client = new opened.driver.Client(settings);
   guardClient(client);
   try {
     await client.connect();

@@ -4,9 +4,10 @@
  * snapshots from the table files (decision 025).
  */
 import type { ErasurePurge } from '../store-snapshot.js';
+import { dedicatedConnection, loadPostgresDriver, openPool } from './postgres-connection.js';
 import type { PostgresContext } from './postgres-context.js';
-import { readFailure } from './postgres-errors.js';
-import { OLD_ENVELOPES_FLAG } from './postgres-migrations.js';
+import { readFailure, redactConnectionString } from './postgres-errors.js';
+import { OLD_ENVELOPES_FLAG, quoteSchema } from './postgres-migrations.js';
 
 /**
  * How long the purge waits for the exclusive lock `VACUUM FULL` needs, in milliseconds. While
@@ -88,5 +89,44 @@ export async function purgePostgresErasedSnapshots(
     throw readFailure(context.where, error);
   } finally {
     await done(broken);
+  }
+}
+
+/** Options of {@link dropPostgresSchema}. */
+export interface DropSchemaOptions {
+  readonly connectionString: string;
+  /** The schema to drop, with everything in it. */
+  readonly schema: string;
+  /** Longest wait for the connection, in milliseconds. @default 10000 */
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * Drops a schema and everything in it (for throwaway schemas, such as the gate's), on a
+ * connection with the store's safeguards (connect timeout, error listener, protocol check).
+ * Loads the optional peer `pg` only when called.
+ * @throws ConfigurationError `store_schema_name_invalid`, `store_driver_missing`;
+ *   StoreUnavailableError when the database cannot be reached or the drop fails.
+ */
+export async function dropPostgresSchema(options: DropSchemaOptions): Promise<void> {
+  const q = quoteSchema(options.schema);
+  const where = `PostgreSQL ${redactConnectionString(options.connectionString)}, schema "${options.schema}"`;
+  const opened = openPool(await loadPostgresDriver(), {
+    connectionString: options.connectionString,
+    ...(options.connectTimeoutMs === undefined
+      ? {}
+      : { connectTimeoutMs: options.connectTimeoutMs }),
+  });
+  try {
+    const { client, done } = await dedicatedConnection(opened, where);
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${q} CASCADE`);
+      await done();
+    } catch (error) {
+      await done(error instanceof Error ? error : new Error(String(error)));
+      throw readFailure(where, error);
+    }
+  } finally {
+    await opened.pool.end().catch(() => undefined);
   }
 }

@@ -9,7 +9,13 @@ import { ConfigurationError, StoreInvariantError } from '../../core/errors.js';
 import type { GuardStore, StoreCommit, StoreCommitResult } from '../../core/store.js';
 import { assertCommitShape } from '../../core/store-rules.js';
 import type { ErasurePurge } from '../store-snapshot.js';
-import { checkout, dedicatedConnection, openPool, prepareSchema } from './postgres-connection.js';
+import {
+  checkout,
+  dedicatedConnection,
+  loadPostgresDriver,
+  openPool,
+  prepareSchema,
+} from './postgres-connection.js';
 import type { PostgresContext, PostgresStoreHooks } from './postgres-context.js';
 import { readFailure, redactConnectionString } from './postgres-errors.js';
 import { createCommitQueue } from './postgres-group-commit.js';
@@ -85,7 +91,8 @@ export interface PostgresStore extends GuardStore {
 
 /**
  * Connects, migrates the schema (advisory-locked) and returns the store.
- * @throws ConfigurationError `store_connection_missing` without a URL or pool,
+ * @throws ConfigurationError `store_driver_missing` when the optional peer `pg` is not
+ *   installed, `store_connection_missing` without a URL or pool,
  *   `store_config_invalid` for a timeout that is not a whole number of milliseconds,
  *   `store_schema_newer` when the schema was written by a newer Sideguard.
  * @throws StoreUnavailableError `store_unreachable` when the database does not answer.
@@ -107,7 +114,7 @@ export async function createPostgresStoreWithHooks(
       'createPostgresStore needs a connectionString (postgres://user@host:5432/db) or a pg pool.',
     );
   }
-  const opened = openPool(config);
+  const opened = openPool(await loadPostgresDriver(), config);
   const target =
     config.connectionString === undefined
       ? 'the given pool'
