@@ -54,7 +54,9 @@ export interface ProposalRecord {
   readonly snapshot: SealedEnvelope | null;
   /**
    * The encrypted private output of the write (e.g. the provider's response), kept once the
-   * write is known; null or absent when there is none, and null once erased.
+   * write is known; null or absent when there is none, and null once erased. An update may add
+   * it where there is none, keep it or set it to null, never change it (kept apart from the
+   * record like the snapshot; decision 025).
    */
   readonly output?: SealedEnvelope | null;
   readonly policy: { readonly decision: PolicyDecision; readonly reasonCode: string };
@@ -104,8 +106,9 @@ export interface StoreCommit {
    * `insert`: a new proposal (its status must be an initial one). `update`: compare-and-set —
    * applies only if the stored revision and status equal the expected ones; `record.revision`
    * must be `expectedRevision + 1` and the status change must be in the transition table.
-   * An update's `record.snapshot` must equal the stored one or be null (erasure); anything
-   * else throws `StoreInvariantError` `store_commit_malformed` (checked after the
+   * An update's `record.snapshot` must equal the stored one or be null (erasure), and its
+   * `record.output` must equal the stored one, be null, or be new where none is stored;
+   * anything else throws `StoreInvariantError` `store_commit_malformed` (checked after the
    * compare-and-set, before the claim and the evidence).
    */
   readonly proposal?:

@@ -5,11 +5,11 @@
 import { StoreInvariantError } from '../core/errors.js';
 import type { LedgerEvent } from '../core/ledger.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../core/store.js';
-import { decodeSnapshot } from './store-snapshot.js';
+import { decodeEnvelope } from './store-envelopes.js';
 
 /**
- * A proposal row as the durable stores read it: the record is its JSON text (without the
- * snapshot), joined with the snapshot kept apart (`envelope`, null when there is none).
+ * A proposal row as the durable stores read it: the record is its JSON text (without its sealed
+ * parts), joined with the parts kept apart (decision 025; null where there is none).
  */
 export interface ProposalRow {
   tenant: string;
@@ -17,7 +17,8 @@ export interface ProposalRow {
   revision: number;
   status: string;
   record: string;
-  envelope: string | null;
+  snapshot: string | null;
+  output: string | null;
 }
 /** A ledger event row as the durable stores read it. */
 export interface EventRow {
@@ -61,8 +62,8 @@ function parse(text: string, what: string, where: string): Record<string, unknow
 }
 
 /**
- * Decodes a stored proposal with its snapshot and asserts it belongs to the row it was read
- * from (the stored record itself never holds a snapshot: it is kept apart, decision 025).
+ * Decodes a stored proposal with its sealed parts and asserts it belongs to the row it was read
+ * from (the stored record itself never holds them: they are kept apart, decision 025).
  */
 export function decodeProposal(row: ProposalRow, where: string): ProposalRecord {
   const value = parse(row.record, 'proposal', where);
@@ -71,11 +72,17 @@ export function decodeProposal(row: ProposalRow, where: string): ProposalRecord 
     value.proposal !== row.proposal ||
     value.revision !== Number(row.revision) ||
     value.status !== row.status ||
-    value.snapshot !== null
+    value.snapshot !== null ||
+    (value.output !== undefined && value.output !== null)
   ) {
     throw corrupted(`proposal ${JSON.stringify(row.proposal)}`, where);
   }
-  return { ...value, snapshot: decodeSnapshot(row.envelope, where) } as unknown as ProposalRecord;
+  const record: Record<string, unknown> = {
+    ...value,
+    snapshot: decodeEnvelope(row.snapshot, where),
+  };
+  if ('output' in value || row.output !== null) record.output = decodeEnvelope(row.output, where);
+  return record as unknown as ProposalRecord;
 }
 
 /** Decodes a stored ledger event and asserts its tenant, sequence and hash match the row. */

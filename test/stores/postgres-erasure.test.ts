@@ -2,7 +2,7 @@
  * Erasure leaves nothing recoverable in the PostgreSQL table files once the documented
  * maintenance step ran (issue 8, window 8b; decision 025). The test reads the tables' files
  * (heap and TOAST, after a CHECKPOINT) with `pg_read_binary_file`: before the purge the erased
- * envelope is still there (a dead row version), after `purgeErasedSnapshots()` it is in no
+ * envelope is still there (a dead row version), after `purgeErased()` it is in no
  * file of the schema's tables, while the other snapshots read back intact. What it does not
  * prove: WAL segments, archives, backups and replicas (see the README) are not searched.
  */
@@ -15,6 +15,7 @@ import {
 } from '../../src/stores/postgres/postgres-migrations.js';
 import { createPostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import {
+  addOutput,
   eraseProposal,
   expectEachFound,
   expectSnapshots,
@@ -88,6 +89,9 @@ describe.skipIf(url === undefined)('PostgreSQL erasure and the purge', () => {
         TENANT,
         Array.from({ length: 30 }, (_, index) => (index === 0 ? 12_000 : 96)),
       );
+      for (const index of [0, 5, 11]) {
+        records[index] = await addOutput(store, records[index] as ProposalRecord);
+      }
       const victims = [records[0], records[11]] as ProposalRecord[];
       const before = await tableFiles(run.schema);
       for (const victim of victims) await eraseProposal(store, victim);
@@ -97,7 +101,7 @@ describe.skipIf(url === undefined)('PostgreSQL erasure and the purge', () => {
         async (own) => (await holding(before, own)).length,
       );
 
-      const purge = await store.purgeErasedSnapshots();
+      const purge = await store.purgeErased();
       expect(purge.complete).toBe(true);
       expect(purge.detail).toContain('WAL');
       const after = await tableFiles(run.schema);
@@ -108,12 +112,14 @@ describe.skipIf(url === undefined)('PostgreSQL erasure and the purge', () => {
     }
   });
 
-  it('migrates a schema-1 schema (snapshots inside the records); the purge then also rewrites the old record versions', async () => {
+  it('migrates a schema-1 schema (snapshots and outputs inside the records); the purge then also rewrites the old record versions', async () => {
     const run = fresh('stores_erase_v1');
     const q = `"${run.schema}"`;
     const records = Array.from({ length: 8 }, (_, index) =>
       sampleProposal(TENANT, `old-${index}`, {
         snapshot: randomEnvelope(index === 2 ? 6_000 : 80),
+        // Records written before schema 2 may hold a sealed output too.
+        ...(index % 2 === 0 ? { output: randomEnvelope(150) } : {}),
       }),
     );
     await admin.query(`CREATE SCHEMA ${q}`);
@@ -149,7 +155,7 @@ describe.skipIf(url === undefined)('PostgreSQL erasure and the purge', () => {
         victims,
         async (own) => (await holding(before, own)).length,
       );
-      const purge = await store.purgeErasedSnapshots();
+      const purge = await store.purgeErased();
       expect(purge.detail).toContain('proposals');
       const after = await tableFiles(run.schema);
       expect(await holding([...new Set([...before, ...after])], searched)).toEqual([]);

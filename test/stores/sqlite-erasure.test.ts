@@ -17,6 +17,7 @@ import {
 } from '../../src/stores/sqlite/sqlite-migrations.js';
 import { createSqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import {
+  addOutput,
   eraseProposal,
   expectEachFound,
   expectSnapshots,
@@ -25,7 +26,7 @@ import {
   randomEnvelope,
   seedWithSnapshots,
 } from '../support/erasure.js';
-import { sampleDraft, sampleProposal } from '../support/store-records.js';
+import { sampleProposal } from '../support/store-records.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'sideguard-sqlite-erasure-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -34,7 +35,7 @@ const files = (path: string) => [path, `${path}-wal`];
 const TENANT = 'tenant-erasure';
 
 describe('SQLite erasure', () => {
-  it('leaves neither the ciphertext nor the wrapped key in the database file or the WAL', async () => {
+  it('leaves neither the ciphertexts nor the wrapped keys (snapshot and output) in the database file or the WAL', async () => {
     const path = join(directory, 'erase.db');
     const store = createSqliteStore({ path });
     const records = await seedWithSnapshots(
@@ -42,19 +43,9 @@ describe('SQLite erasure', () => {
       TENANT,
       Array.from({ length: 40 }, (_, index) => (index < 2 ? 24_000 : 96)),
     );
-    // Revisions rewrite records (and their pages) around the snapshots.
-    for (const record of records.slice(0, 20)) {
-      const result = await store.commit({
-        tenant: TENANT,
-        proposal: {
-          kind: 'update',
-          expectedRevision: 1,
-          expectedStatus: 'authorized',
-          record: { ...record, revision: 2, reasonCode: 'touched' },
-        },
-        events: [sampleDraft(record.proposal, 2)],
-      });
-      expect(result.kind).toBe('committed');
+    // Revisions rewrite records (and their pages) around the sealed parts, and add outputs.
+    for (const [index, record] of records.slice(0, 20).entries()) {
+      records[index] = await addOutput(store, record);
     }
     const victims = [records[0], records[7], records[33]] as ProposalRecord[];
     const searched = await expectEachFound(victims, (own) => foundInFiles(files(path), own).length);
@@ -78,9 +69,9 @@ describe('SQLite erasure', () => {
       await eraseProposal(store, victim as ProposalRecord);
       // The reader's snapshot still needs the old frames: they stay in the WAL for now.
       expect(foundInFiles([`${path}-wal`], searched).length).toBeGreaterThan(0);
-      expect((await store.purgeErasedSnapshots()).complete).toBe(false);
+      expect((await store.purgeErased()).complete).toBe(false);
       reader.prepare('COMMIT').run();
-      const purge = await store.purgeErasedSnapshots();
+      const purge = await store.purgeErased();
       expect(purge).toMatchObject({ complete: true });
       expect(foundInFiles(files(path), searched)).toEqual([]);
       await expectSnapshots(
@@ -94,11 +85,13 @@ describe('SQLite erasure', () => {
     }
   });
 
-  it('migrates a schema-1 file (snapshots inside the records): they read back, and an erased one leaves no trace', async () => {
+  it('migrates a schema-1 file (snapshots and outputs inside the records): they read back, and an erased one leaves no trace', async () => {
     const path = join(directory, 'v1.db');
     const records = Array.from({ length: 12 }, (_, index) =>
       sampleProposal(TENANT, `old-${index}`, {
         snapshot: randomEnvelope(index === 3 ? 9_000 : 80),
+        // Records written before schema 2 may hold a sealed output too.
+        ...(index % 2 === 0 ? { output: randomEnvelope(150) } : {}),
       }),
     );
     const v1 = new Database(path);

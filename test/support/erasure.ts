@@ -41,6 +41,13 @@ export function needles(envelope: SealedEnvelope): Buffer[] {
   return [...probe(envelope.wrappedKey), ...probe(envelope.ciphertext)];
 }
 
+/** The needles of every sealed part of `record` (its snapshot and its output, if any). */
+export function recordNeedles(record: ProposalRecord): Buffer[] {
+  return [record.snapshot, record.output].flatMap((envelope) =>
+    envelope === null || envelope === undefined ? [] : needles(envelope),
+  );
+}
+
 /** The needles found in `bytes` (none, after a complete erasure). */
 export function found(bytes: Buffer, searched: readonly Buffer[]): Buffer[] {
   return searched.filter((needle) => bytes.includes(needle));
@@ -80,20 +87,39 @@ export async function seedWithSnapshots(
   return records;
 }
 
-/** The erasure the guard makes: one compare-and-set to `erased` with the snapshot set to null. */
-export async function eraseProposal(store: GuardStore, record: ProposalRecord): Promise<void> {
+/** Commits `changes` to the stored proposal as one compare-and-set; returns the new record. */
+async function updateStored(
+  store: GuardStore,
+  record: ProposalRecord,
+  changes: Partial<ProposalRecord>,
+): Promise<ProposalRecord> {
   const current = (await store.getProposal(record.tenant, record.proposal)) as ProposalRecord;
+  const next: ProposalRecord = { ...current, ...changes, revision: current.revision + 1 };
   const result = await store.commit({
     tenant: record.tenant,
     proposal: {
       kind: 'update',
       expectedRevision: current.revision,
       expectedStatus: current.status,
-      record: { ...current, status: 'erased', revision: current.revision + 1, snapshot: null },
+      record: next,
     },
-    events: [sampleDraft(record.proposal, current.revision + 1)],
+    events: [sampleDraft(record.proposal, next.revision)],
   });
   expect(result.kind).toBe('committed');
+  return next;
+}
+
+/**
+ * Adds a random private output to a stored proposal, as the guard does once the write is known
+ * (an update), and returns the record as stored.
+ */
+export function addOutput(store: GuardStore, record: ProposalRecord): Promise<ProposalRecord> {
+  return updateStored(store, record, { output: randomEnvelope(200) });
+}
+
+/** The erasure the guard makes: one compare-and-set to `erased`, snapshot and output null. */
+export async function eraseProposal(store: GuardStore, record: ProposalRecord): Promise<void> {
+  await updateStored(store, record, { status: 'erased', snapshot: null, output: null });
 }
 
 /** Asserts that `records` read back with their snapshots, except `erased`, which have none. */
@@ -103,14 +129,15 @@ export async function expectSnapshots(
   erased: readonly ProposalRecord[],
 ): Promise<void> {
   for (const record of records.filter((one) => !erased.includes(one))) {
-    expect((await store.getProposal(record.tenant, record.proposal))?.snapshot).toStrictEqual(
-      record.snapshot,
-    );
+    const stored = await store.getProposal(record.tenant, record.proposal);
+    expect(stored?.snapshot).toStrictEqual(record.snapshot);
+    expect(stored?.output).toStrictEqual(record.output);
   }
   for (const record of erased) {
     const after = await store.getProposal(record.tenant, record.proposal);
     expect(after?.status).toBe('erased');
     expect(after?.snapshot).toBeNull();
+    expect(after?.output ?? null).toBeNull();
   }
 }
 
@@ -123,8 +150,8 @@ export async function expectEachFound(
   holds: (searched: readonly Buffer[]) => Promise<number> | number,
 ): Promise<Buffer[]> {
   for (const victim of victims) {
-    const own = needles(victim.snapshot as SealedEnvelope);
+    const own = recordNeedles(victim);
     expect(await holds(own), `${victim.proposal} before erasure`).toBeGreaterThan(0);
   }
-  return victims.flatMap((victim) => needles(victim.snapshot as SealedEnvelope));
+  return victims.flatMap(recordNeedles);
 }

@@ -8,6 +8,7 @@ import type { GuardStore } from '../../core/store.js';
 import { registerConcurrencyCases } from './concurrency-cases.js';
 import type { ConformanceTest } from './conformance-fixtures.js';
 import { registerEffectClaimCases } from './effect-claim-cases.js';
+import { registerEnvelopeCases } from './envelope-cases.js';
 import { registerEvidenceCases } from './evidence-cases.js';
 import { registerLedgerCases } from './ledger-cases.js';
 import { registerLifecycleCases } from './lifecycle-cases.js';
@@ -15,7 +16,6 @@ import { registerListingCases } from './listing-cases.js';
 import { registerPropertyCases } from './property-cases.js';
 import { registerProposalCases } from './proposal-cases.js';
 import { registerQueryCases } from './query-cases.js';
-import { registerSnapshotCases } from './snapshot-cases.js';
 
 /** Tests an adapter may skip, each group with the reason it cannot pass them. */
 export interface StoreConformanceSkip {
@@ -98,7 +98,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     ['effect claims', registerEffectClaimCases],
     ['authority evidence', registerEvidenceCases],
     ['concurrency', registerConcurrencyCases],
-    ['snapshots', registerSnapshotCases],
+    ['sealed snapshots and outputs', registerEnvelopeCases],
     ['ledger', registerLedgerCases],
     ['queries', registerQueryCases],
     ['listing', registerListingCases],

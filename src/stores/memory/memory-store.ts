@@ -17,12 +17,12 @@ import type {
 } from '../../core/store.js';
 import { assertCommitShape, checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
+import { envelopeTexts, planEnvelopeUpdate } from '../store-envelopes.js';
 import {
   checkProposalListQuery,
   compareCodePoints,
   compareListPositions,
 } from '../store-queries.js';
-import { assertSnapshotKept, encodeSnapshot } from '../store-snapshot.js';
 
 interface TenantState {
   readonly proposals: Map<string, ProposalRecord>;
@@ -68,13 +68,8 @@ export function createMemoryStore(): GuardStore {
       const current = target === undefined ? undefined : state.proposals.get(target);
       const refused = checkProposalWrite(write, current);
       if (refused !== undefined) return refused;
-      if (write.proposal?.kind === 'update') {
-        const stored = current?.snapshot ?? null;
-        assertSnapshotKept(
-          write,
-          stored === null ? null : encodeSnapshot(stored),
-          write.proposal.record.snapshot,
-        );
+      if (write.proposal?.kind === 'update' && current !== undefined) {
+        planEnvelopeUpdate(write, envelopeTexts(current), envelopeTexts(write.proposal.record));
       }
       if (write.claim !== undefined) {
         const existing = state.claims.get(write.claim.effectScope);

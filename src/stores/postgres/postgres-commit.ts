@@ -11,7 +11,7 @@ import { checkEffectClaim } from '../../core/store-rules.js';
 import type { ProposalStatus } from '../../core/vocabulary.js';
 import type { ProposalRow } from '../store-codec.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
-import { snapshotChanged } from '../store-snapshot.js';
+import { envelopeChanged } from '../store-envelopes.js';
 import { type PostgresContext, toProposal } from './postgres-context.js';
 import {
   errorCode,
@@ -146,13 +146,13 @@ export async function applyCommit(
       change.record.proposal,
     ]);
     const row = current.rows[0];
-    // The row is where the caller expected it, so the update's snapshot check refused it.
+    // The row is where the caller expected it, so the update's envelope check refused it.
     if (
       row !== undefined &&
       Number(row.revision) === change.expectedRevision &&
       row.status === change.expectedStatus
     ) {
-      throw snapshotChanged(write);
+      throw envelopeChanged(write);
     }
     return {
       kind: 'revision_conflict',

@@ -1,9 +1,9 @@
 /**
  * PostgreSQL store maintenance that runs outside group commit: ledger retention (truncation to
  * a checkpoint, with the tenant's chain head locked), and the purge that removes erased
- * snapshots from the table files (decision 025).
+ * envelopes from the table files (decision 025).
  */
-import type { ErasurePurge } from '../store-snapshot.js';
+import type { ErasurePurge } from '../store-envelopes.js';
 import { dedicatedConnection, loadPostgresDriver, openPool } from './postgres-connection.js';
 import type { PostgresContext } from './postgres-context.js';
 import { readFailure, redactConnectionString } from './postgres-errors.js';
@@ -53,26 +53,24 @@ export async function truncatePostgresLedger(
 }
 
 /**
- * Rewrites `proposal_snapshots` (and, once after the schema-2 migration, `proposals`) with
+ * Rewrites `proposal_envelopes` (and, once after the schema-2 migration, `proposals`) with
  * `VACUUM FULL`, so the row versions an erasure deleted are no longer in any table file: plain
  * `VACUUM` marks them free but can leave their bytes in the page until the space is reused.
  * Takes an exclusive lock on each table while it copies the live rows.
  * @throws StoreUnavailableError `store_busy` when the lock is not granted within 5 s.
  */
-export async function purgePostgresErasedSnapshots(
-  context: PostgresContext,
-): Promise<ErasurePurge> {
+export async function purgePostgresErased(context: PostgresContext): Promise<ErasurePurge> {
   const { q } = context;
   const { client, done } = await context.dedicated();
   let broken: Error | undefined;
   try {
     await client.query(`SET lock_timeout = ${PURGE_LOCK_TIMEOUT_MS}`);
     await client.query('SET statement_timeout = 0');
-    await client.query(`VACUUM FULL ${q}.proposal_snapshots`);
+    await client.query(`VACUUM FULL ${q}.proposal_envelopes`);
     const flagged = await client.query(`SELECT value FROM ${q}.maintenance WHERE name = $1`, [
       OLD_ENVELOPES_FLAG,
     ]);
-    const tables = ['proposal_snapshots'];
+    const tables = ['proposal_envelopes'];
     if (flagged.rows.length > 0) {
       await client.query(`VACUUM FULL ${q}.proposals`);
       await client.query(`DELETE FROM ${q}.maintenance WHERE name = $1`, [OLD_ENVELOPES_FLAG]);

@@ -3,11 +3,10 @@
  * applied under an advisory lock so several processes starting at once migrate exactly once.
  */
 import type pg from 'pg';
-import type { SealedEnvelope } from '../../core/envelope.js';
 import { ConfigurationError } from '../../core/errors.js';
 import type { ProposalRecord } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
-import { encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
+import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
 
 /** One schema step; `sql` receives the quoted schema name. */
 export interface PostgresMigration {
@@ -24,40 +23,55 @@ export const OLD_ENVELOPES_FLAG = 'proposals_may_hold_erased_envelopes';
 const MOVE_BATCH = 500;
 
 /**
- * Version 2 keeps the sealed snapshot out of the record JSON (decision 025): records that hold
- * one get it moved to `proposal_snapshots` and are rewritten without it, in batches. The
- * rewritten rows' old versions still hold the envelopes until `VACUUM FULL`, so a flag asks
- * `purgeErasedSnapshots()` to rewrite `proposals` once too.
+ * Version 2 keeps the sealed parts out of the record JSON (decision 025): records that hold a
+ * snapshot or an output get them moved to `proposal_envelopes` and are rewritten without them,
+ * in batches. The rewritten rows' old versions still hold the envelopes until `VACUUM FULL`, so
+ * a flag asks `purgeErased()` to rewrite `proposals` once too.
  */
-async function moveSnapshotsApart(client: pg.ClientBase, q: string): Promise<void> {
+async function moveEnvelopesApart(client: pg.ClientBase, q: string): Promise<void> {
   let after: [string, string] = ['', ''];
   let moved = 0;
   for (;;) {
     const batch = await client.query<{ tenant: string; proposal: string; record: string }>(
       `SELECT tenant, proposal, record FROM ${q}.proposals
-       WHERE (tenant, proposal) > ($1, $2) AND (record::jsonb -> 'snapshot') <> 'null'::jsonb
+       WHERE (tenant, proposal) > ($1, $2) AND (
+         coalesce(record::jsonb -> 'snapshot', 'null'::jsonb) <> 'null'::jsonb
+         OR coalesce(record::jsonb -> 'output', 'null'::jsonb) <> 'null'::jsonb)
        ORDER BY tenant, proposal LIMIT ${MOVE_BATCH}`,
       after,
     );
     const last = batch.rows.at(-1);
     if (last === undefined) break;
-    const records = batch.rows.map((row) => JSON.parse(row.record) as ProposalRecord);
-    const tenants = batch.rows.map((row) => row.tenant);
-    const proposals = batch.rows.map((row) => row.proposal);
+    const parts: { tenant: string; proposal: string; part: string; envelope: string }[] = [];
+    for (const row of batch.rows) {
+      const texts = envelopeTexts(JSON.parse(row.record) as ProposalRecord);
+      for (const part of Object.values(EnvelopePart)) {
+        const envelope = texts[part];
+        if (envelope !== null)
+          parts.push({ tenant: row.tenant, proposal: row.proposal, part, envelope });
+      }
+    }
     await client.query(
-      `INSERT INTO ${q}.proposal_snapshots (tenant, proposal, envelope)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`,
+      `INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
       [
-        tenants,
-        proposals,
-        records.map((record) => encodeSnapshot(record.snapshot as SealedEnvelope)),
+        parts.map((part) => part.tenant),
+        parts.map((part) => part.proposal),
+        parts.map((part) => part.part),
+        parts.map((part) => part.envelope),
       ],
     );
     await client.query(
       `UPDATE ${q}.proposals p SET record = v.record
        FROM unnest($1::text[], $2::text[], $3::text[]) AS v (tenant, proposal, record)
        WHERE p.tenant = v.tenant AND p.proposal = v.proposal`,
-      [tenants, proposals, records.map((record) => encodeJson(recordWithoutSnapshot(record)))],
+      [
+        batch.rows.map((row) => row.tenant),
+        batch.rows.map((row) => row.proposal),
+        batch.rows.map((row) =>
+          encodeJson(recordWithoutEnvelopes(JSON.parse(row.record) as ProposalRecord)),
+        ),
+      ],
     );
     moved += batch.rows.length;
     after = [last.tenant, last.proposal];
@@ -132,14 +146,16 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   {
     version: 2,
-    name: 'sealed snapshots apart from the record, deleted on erasure',
+    name: 'sealed snapshots and outputs apart from the record, deleted on erasure',
     sql: (s) => `
-      -- Written once with the proposal, never by an update, deleted on erasure (decision 025).
-      CREATE TABLE ${s}.proposal_snapshots (
+      -- One row per sealed part (snapshot, output), never rewritten by an update of the
+      -- record, deleted on erasure (decision 025).
+      CREATE TABLE ${s}.proposal_envelopes (
         tenant text COLLATE "C" NOT NULL,
         proposal text COLLATE "C" NOT NULL,
+        part text COLLATE "C" NOT NULL,
         envelope text NOT NULL,
-        PRIMARY KEY (tenant, proposal)
+        PRIMARY KEY (tenant, proposal, part)
       );
       -- Flags for maintenance that is due (e.g. old row versions to rewrite once).
       CREATE TABLE ${s}.maintenance (
@@ -147,7 +163,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         value text NOT NULL
       );
     `,
-    run: moveSnapshotsApart,
+    run: moveEnvelopesApart,
   },
   {
     version: 3,

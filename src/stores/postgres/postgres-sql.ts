@@ -5,9 +5,9 @@
  */
 import { StoreInvariantError } from '../../core/errors.js';
 import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
-import type { StoreCommit } from '../../core/store.js';
+import type { ProposalRecord, StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
-import { encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
+import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
 
 /** A chain head row as locked by a batch (bigint arrives as text). */
 export interface HeadRow {
@@ -36,6 +36,42 @@ export function literal(value: string | number | null): string {
   return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
 
+/**
+ * The statements (as CTEs) that bring a proposal's sealed-part rows in line with an update
+ * that applied (`updated`), and the conditions that refuse one that would change a part:
+ * the snapshot is kept (null deletes it); the output is kept or added where there is none
+ * (null deletes it). Empty for a part the update leaves null.
+ */
+function envelopeUpdate(
+  q: string,
+  tenant: string,
+  proposal: string,
+  r: ProposalRecord,
+): { readonly conditions: string[]; readonly effects: string[] } {
+  const texts = envelopeTexts(r);
+  const stored = (part: EnvelopePart) => `${q}.proposal_envelopes e
+    WHERE e.tenant = ${tenant} AND e.proposal = ${proposal} AND e.part = '${part}'`;
+  const conditions: string[] = [];
+  const effects: string[] = [];
+  for (const part of Object.values(EnvelopePart)) {
+    const text = texts[part];
+    if (text === null) {
+      effects.push(`${part}_gone AS (DELETE FROM ${q}.proposal_envelopes e USING updated u
+        WHERE e.tenant = u.tenant AND e.proposal = u.proposal AND e.part = '${part}')`);
+    } else if (part === EnvelopePart.snapshot) {
+      conditions.push(`EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope = ${literal(text)})`);
+    } else {
+      conditions.push(
+        `NOT EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope <> ${literal(text)})`,
+      );
+      effects.push(`${part}_kept AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+        SELECT tenant, proposal, '${part}', ${literal(text)} FROM updated
+        ON CONFLICT (tenant, proposal, part) DO NOTHING)`);
+    }
+  }
+  return { conditions, effects };
+}
+
 /** The proposal write of a commit (see `commitStatements`), answering 1 when it applied. */
 function proposalStatement(q: string, write: StoreCommit): string | undefined {
   const change = write.proposal;
@@ -51,37 +87,40 @@ function proposalStatement(q: string, write: StoreCommit): string | undefined {
     due_at_ms: literal(r.dueAtMs),
     expires_at_ms: literal(r.expiresAtMs),
     action_type: literal(r.actionType),
-    record: literal(encodeJson(recordWithoutSnapshot(r))),
+    record: literal(encodeJson(recordWithoutEnvelopes(r))),
   };
-  const snapshot = r.snapshot === null ? null : literal(encodeSnapshot(r.snapshot));
   if (change.kind === 'insert') {
+    const texts = envelopeTexts(r);
+    const parts = Object.values(EnvelopePart).flatMap((part) => {
+      const text = texts[part];
+      return text === null ? [] : [`('${part}', ${literal(text)})`];
+    });
     const insert = `INSERT INTO ${q}.proposals
       (tenant, proposal, ${Object.keys(columns).join(', ')})
       VALUES (${tenant}, ${proposal}, ${Object.values(columns).join(', ')})
       ON CONFLICT (tenant, proposal) DO NOTHING`;
-    if (snapshot === null) return insert;
-    // The snapshot row is written only with the proposal row, and counts for it.
-    return `WITH inserted AS (${insert} RETURNING tenant, proposal)
-      INSERT INTO ${q}.proposal_snapshots (tenant, proposal, envelope)
-      SELECT tenant, proposal, ${snapshot} FROM inserted
-      ON CONFLICT (tenant, proposal) DO UPDATE SET envelope = EXCLUDED.envelope`;
+    if (parts.length === 0) return insert;
+    // The sealed parts are written only with the proposal row; the count is the proposal's.
+    return `WITH inserted AS (${insert} RETURNING tenant, proposal),
+      sealed AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+        SELECT i.tenant, i.proposal, v.part, v.envelope
+        FROM inserted i CROSS JOIN (VALUES ${parts.join(', ')}) AS v (part, envelope)
+        ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)
+      SELECT 1 FROM inserted`;
   }
   // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
-  // wait, then PostgreSQL re-checks the condition on the row it committed.
+  // wait, then PostgreSQL re-checks the condition on the row it committed. An update that
+  // would change a sealed part matches no row either (and is refused).
+  const { conditions, effects } = envelopeUpdate(q, tenant, proposal, r);
   const update = `UPDATE ${q}.proposals SET ${Object.entries(columns)
     .map(([column, value]) => `${column} = ${value}`)
     .join(', ')}
     WHERE tenant = ${tenant} AND proposal = ${proposal}
-    AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}`;
-  if (snapshot !== null) {
-    // An update keeps the snapshot exactly: otherwise it matches no row (and is refused).
-    return `${update} AND EXISTS (SELECT 1 FROM ${q}.proposal_snapshots s
-      WHERE s.tenant = ${tenant} AND s.proposal = ${proposal} AND s.envelope = ${snapshot})`;
-  }
-  // Null means erased (or never had one): the snapshot row goes with the update that applied.
+    AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}
+    ${conditions.map((condition) => `AND ${condition}`).join('\n    ')}`;
+  if (effects.length === 0) return update;
   return `WITH updated AS (${update} RETURNING tenant, proposal),
-    erased AS (DELETE FROM ${q}.proposal_snapshots s USING updated u
-      WHERE s.tenant = u.tenant AND s.proposal = u.proposal)
+    ${effects.join(',\n    ')}
     SELECT 1 FROM updated`;
 }
 
@@ -155,9 +194,13 @@ export function moveHeadsSql(
 /** Parameterised statements: the rare commit paths, the reads and retention. */
 export function parameterisedSql(q: string) {
   // A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`.
-  const columns = 'p.tenant, p.proposal, p.revision, p.status, p.record, s.envelope';
-  const from = `${q}.proposals p LEFT JOIN ${q}.proposal_snapshots s
-    ON s.tenant = p.tenant AND s.proposal = p.proposal`;
+  const columns = `p.tenant, p.proposal, p.revision, p.status, p.record,
+    s.envelope AS snapshot, o.envelope AS output`;
+  const from = `${q}.proposals p
+    LEFT JOIN ${q}.proposal_envelopes s
+      ON s.tenant = p.tenant AND s.proposal = p.proposal AND s.part = 'snapshot'
+    LEFT JOIN ${q}.proposal_envelopes o
+      ON o.tenant = p.tenant AND o.proposal = p.proposal AND o.part = 'output'`;
   const proposal = `${columns} FROM ${from}`;
   return {
     getProposal: `SELECT ${proposal} WHERE p.tenant = $1 AND p.proposal = $2`,
@@ -182,7 +225,7 @@ export function parameterisedSql(q: string) {
       WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
       ORDER BY sequence LIMIT $4`,
     // One ordered index range per status (LATERAL), merged: each reads at most `limit` rows.
-    listProposals: `SELECT l.tenant, l.proposal, l.revision, l.status, l.record, l.envelope
+    listProposals: `SELECT l.tenant, l.proposal, l.revision, l.status, l.record, l.snapshot, l.output
       FROM unnest($1::text[]) AS wanted (status) CROSS JOIN LATERAL (
         SELECT ${columns}, p.expires_at_ms FROM ${from} WHERE p.status = wanted.status
           AND ($2::text IS NULL OR p.tenant = $2::text)

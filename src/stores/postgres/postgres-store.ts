@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { ConfigurationError, StoreInvariantError } from '../../core/errors.js';
 import type { GuardStore, StoreCommit, StoreCommitResult } from '../../core/store.js';
 import { assertCommitShape } from '../../core/store-rules.js';
-import type { ErasurePurge } from '../store-snapshot.js';
+import type { ErasurePurge } from '../store-envelopes.js';
 import {
   checkout,
   dedicatedConnection,
@@ -19,7 +19,7 @@ import {
 import type { PostgresContext, PostgresStoreHooks } from './postgres-context.js';
 import { readFailure, redactConnectionString } from './postgres-errors.js';
 import { createCommitQueue } from './postgres-group-commit.js';
-import { purgePostgresErasedSnapshots, truncatePostgresLedger } from './postgres-maintenance.js';
+import { purgePostgresErased, truncatePostgresLedger } from './postgres-maintenance.js';
 import { quoteSchema } from './postgres-migrations.js';
 import { postgresReads } from './postgres-reads.js';
 import { commitStatements, parameterisedSql } from './postgres-sql.js';
@@ -79,14 +79,14 @@ export interface PostgresStore extends GuardStore {
   /** The schema the store uses. */
   readonly schema: string;
   /**
-   * The maintenance step after erasures (decision 025): `VACUUM FULL` of the snapshot table
+   * The maintenance step after erasures (decision 025): `VACUUM FULL` of the envelope table
    * (and once after the schema-2 migration of `proposals`), so no table file holds an erased
    * envelope any more. It locks each table exclusively while it copies the live rows: run it
    * in a quiet moment (e.g. nightly). WAL segments, WAL archives, backups and replicas keep
    * what they already hold; see the README.
    * @throws StoreUnavailableError `store_busy` when the table lock is not granted within 5 s.
    */
-  purgeErasedSnapshots(): Promise<ErasurePurge>;
+  purgeErased(): Promise<ErasurePurge>;
 }
 
 /**
@@ -177,7 +177,7 @@ export async function createPostgresStoreWithHooks(
     truncateLedger: (tenant, throughSequence) =>
       read(() => truncatePostgresLedger(context, tenant, throughSequence)),
     ledgerCheckpoint: (tenant) => read(() => reads.ledgerCheckpoint(tenant)),
-    purgeErasedSnapshots: () => read(() => purgePostgresErasedSnapshots(context)),
+    purgeErased: () => read(() => purgePostgresErased(context)),
 
     async close() {
       if (closed) return;

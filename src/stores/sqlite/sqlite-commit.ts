@@ -17,7 +17,13 @@ import {
   firstDuplicateEvidence,
   type ProposalRow,
 } from '../store-codec.js';
-import { assertSnapshotKept, encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
+import {
+  type EnvelopeChange,
+  EnvelopePart,
+  envelopeTexts,
+  planEnvelopeUpdate,
+  recordWithoutEnvelopes,
+} from '../store-envelopes.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
 /** What a commit needs: the prepared statements and the file's name for messages. */
@@ -32,8 +38,13 @@ export function toProposal(context: SqliteCommitContext, row: ProposalRow): Prop
   return decodeProposal(row, context.where);
 }
 
-/** The commit's refusal by the stored state, or undefined when it may be applied. */
-function decide(context: SqliteCommitContext, write: StoreCommit): StoreCommitResult | undefined {
+/** What the stored state says of a commit: its refusal, or what an update does to each part. */
+type Decision =
+  | { readonly refused: StoreCommitResult }
+  | { readonly refused?: undefined; readonly envelopes?: Record<EnvelopePart, EnvelopeChange> };
+
+/** Decides a commit against the stored state (nothing is written here). */
+function decide(context: SqliteCommitContext, write: StoreCommit): Decision {
   const { statements } = context;
   const tenant = write.tenant;
   const change = write.proposal;
@@ -52,10 +63,15 @@ function decide(context: SqliteCommitContext, write: StoreCommit): StoreCommitRe
         write,
         currentRow === undefined ? undefined : toProposal(context, currentRow),
       );
-  if (refused !== undefined) return refused;
-  if (change?.kind === 'update') {
-    assertSnapshotKept(write, currentRow?.envelope ?? null, change.record.snapshot);
-  }
+  if (refused !== undefined) return { refused };
+  const envelopes =
+    change?.kind === 'update'
+      ? planEnvelopeUpdate(
+          write,
+          { snapshot: currentRow?.snapshot ?? null, output: currentRow?.output ?? null },
+          envelopeTexts(change.record),
+        )
+      : undefined;
   if (write.claim !== undefined) {
     const row = statements.getClaim.get(tenant, write.claim.effectScope);
     const existing: EffectClaim | undefined =
@@ -70,23 +86,30 @@ function decide(context: SqliteCommitContext, write: StoreCommit): StoreCommitRe
     const owner =
       existing === undefined ? undefined : statements.getStatus.get(tenant, existing.proposal);
     const claimRefused = checkEffectClaim(write.claim.proposal, existing, owner?.status);
-    if (claimRefused !== undefined) return claimRefused;
+    if (claimRefused !== undefined) return { refused: claimRefused };
   }
   const duplicate = firstDuplicateEvidence(
     write.evidence ?? [],
     (item) =>
       statements.evidenceExists.get(tenant, item.proposal, item.evidenceDigest) !== undefined,
   );
-  if (duplicate !== undefined) return { kind: 'evidence_duplicate', evidenceDigest: duplicate };
-  return undefined;
+  if (duplicate !== undefined) {
+    return { refused: { kind: 'evidence_duplicate', evidenceDigest: duplicate } };
+  }
+  return envelopes === undefined ? {} : { envelopes };
 }
 
 /**
- * Writes the proposal of an accepted commit (insert, or the compare-and-set update) and its
- * snapshot row: inserted with the proposal, deleted when an update sets it to null. Returns
- * whether a snapshot was deleted (the WAL then gets truncated after COMMIT).
+ * Writes the proposal of an accepted commit (insert, or the compare-and-set update) and the
+ * rows of its sealed parts: written with the insert (or when an update adds the output),
+ * deleted when an update sets a part to null. Returns whether a part was deleted (the WAL then
+ * gets truncated after COMMIT).
  */
-function writeProposal(context: SqliteCommitContext, write: StoreCommit): boolean {
+function writeProposal(
+  context: SqliteCommitContext,
+  write: StoreCommit,
+  envelopes: Record<EnvelopePart, EnvelopeChange> | undefined,
+): boolean {
   const change = write.proposal;
   if (change === undefined) return false;
   const record = change.record;
@@ -101,28 +124,35 @@ function writeProposal(context: SqliteCommitContext, write: StoreCommit): boolea
     dueAtMs: record.dueAtMs,
     expiresAtMs: record.expiresAtMs,
     actionType: record.actionType,
-    record: encodeJson(recordWithoutSnapshot(record)),
+    record: encodeJson(recordWithoutEnvelopes(record)),
   };
   if (change.kind === 'insert') {
     statements.insertProposal.run(columns);
-    if (record.snapshot !== null) {
-      statements.insertSnapshot.run(write.tenant, record.proposal, encodeSnapshot(record.snapshot));
+  } else {
+    const updated = statements.updateProposal.run({
+      ...columns,
+      expectedRevision: change.expectedRevision,
+      expectedStatus: change.expectedStatus,
+    });
+    if (updated.changes !== 1) {
+      throw new StoreInvariantError(
+        'assertion_failed',
+        `Assertion failed: compare-and-set on ${record.proposal} changed ${updated.changes} rows in ${context.where}`,
+      );
     }
-    return false;
   }
-  const updated = statements.updateProposal.run({
-    ...columns,
-    expectedRevision: change.expectedRevision,
-    expectedStatus: change.expectedStatus,
-  });
-  if (updated.changes !== 1) {
-    throw new StoreInvariantError(
-      'assertion_failed',
-      `Assertion failed: compare-and-set on ${record.proposal} changed ${updated.changes} rows in ${context.where}`,
-    );
+  const texts = envelopeTexts(record);
+  let deleted = false;
+  for (const part of Object.values(EnvelopePart)) {
+    const text = texts[part];
+    const plan = envelopes?.[part] ?? (text === null ? 'keep' : 'write');
+    if (plan === 'write') statements.insertEnvelope.run(write.tenant, record.proposal, part, text);
+    if (plan === 'delete') {
+      deleted =
+        statements.deleteEnvelope.run(write.tenant, record.proposal, part).changes > 0 || deleted;
+    }
   }
-  if (record.snapshot !== null) return false;
-  return statements.deleteSnapshot.run(write.tenant, record.proposal).changes > 0;
+  return deleted;
 }
 
 /** Seals the commit's events onto the tenant's chain and moves the head. */
@@ -150,18 +180,18 @@ function appendEvents(context: SqliteCommitContext, write: StoreCommit): LedgerE
   return events;
 }
 
-/** What one commit came to, and whether it deleted a snapshot (an erasure). */
+/** What one commit came to, and whether it deleted a sealed part (an erasure). */
 export interface AppliedCommit {
   readonly result: StoreCommitResult;
-  readonly deletedSnapshot: boolean;
+  readonly deletedEnvelope: boolean;
 }
 
 /** Decides and applies one commit; runs inside the batch transaction and its savepoint. */
 export function applyCommit(context: SqliteCommitContext, write: StoreCommit): AppliedCommit {
-  const refused = decide(context, write);
-  if (refused !== undefined) return { result: refused, deletedSnapshot: false };
+  const decision = decide(context, write);
+  if (decision.refused !== undefined) return { result: decision.refused, deletedEnvelope: false };
   const { statements } = context;
-  const deletedSnapshot = writeProposal(context, write);
+  const deletedEnvelope = writeProposal(context, write, decision.envelopes);
   if (write.claim !== undefined) {
     statements.upsertClaim.run(
       write.tenant,
@@ -178,5 +208,5 @@ export function applyCommit(context: SqliteCommitContext, write: StoreCommit): A
       encodeJson(item),
     );
   }
-  return { result: { kind: 'committed', events: appendEvents(context, write) }, deletedSnapshot };
+  return { result: { kind: 'committed', events: appendEvents(context, write) }, deletedEnvelope };
 }

@@ -52,7 +52,7 @@ export function createSqliteCommitQueue(
     try {
       if (scrubFile(db)) scrubDue = false;
     } catch {
-      // The commit stands; the next batch or purgeErasedSnapshots() tries again.
+      // The commit stands; the next batch or purgeErased() tries again.
     }
     return !scrubDue;
   };
@@ -93,11 +93,11 @@ export function createSqliteCommitQueue(
         return { failed: error };
       }
       try {
-        const { result, deletedSnapshot } = applyCommit(context, pending.write);
+        const { result, deletedEnvelope } = applyCommit(context, pending.write);
         if (result.kind !== 'committed') statements.rollbackToSavepoint.run();
         statements.releaseSavepoint.run();
         settled.push({ ok: true, result });
-        if (deletedSnapshot) erasedInBatch = true;
+        if (deletedEnvelope) erasedInBatch = true;
       } catch (error) {
         // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the
         // batch is stored, so every caller gets the error.

@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { ConfigurationError } from '../../core/errors.js';
 import type { ProposalRecord } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
-import { encodeSnapshot, recordWithoutSnapshot } from '../store-snapshot.js';
+import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
 
 /** One schema step. Versions are consecutive from 1 and never edited once released. */
 export interface SqliteMigration {
@@ -26,17 +26,17 @@ export const REWRITE_FLAG = 'file_may_hold_old_records';
 const MOVE_BATCH = 500;
 
 /**
- * Version 2 keeps the sealed snapshot out of the record JSON (decision 025): every stored
- * record that holds one gets it moved to `proposal_snapshots` and is rewritten without it, in
- * batches; then the file is flagged for one VACUUM (see {@link REWRITE_FLAG}).
+ * Version 2 keeps the sealed parts out of the record JSON (decision 025): every stored record
+ * that holds a snapshot or an output gets them moved to `proposal_envelopes` and is rewritten
+ * without them, in batches; then the file is flagged for one VACUUM (see {@link REWRITE_FLAG}).
  */
-function moveSnapshotsApart(db: Database.Database): void {
+function moveEnvelopesApart(db: Database.Database): void {
   const batch = db.prepare<[string, string], { tenant: string; proposal: string; record: string }>(
     `SELECT tenant, proposal, record FROM proposals WHERE (tenant, proposal) > (?, ?)
      ORDER BY tenant, proposal LIMIT ${MOVE_BATCH}`,
   );
   const insert = db.prepare(
-    'INSERT INTO proposal_snapshots (tenant, proposal, envelope) VALUES (?, ?, ?)',
+    'INSERT INTO proposal_envelopes (tenant, proposal, part, envelope) VALUES (?, ?, ?, ?)',
   );
   const rewrite = db.prepare('UPDATE proposals SET record = ? WHERE tenant = ? AND proposal = ?');
   let rows = batch.all('', '');
@@ -44,9 +44,13 @@ function moveSnapshotsApart(db: Database.Database): void {
   while (rows.length > 0) {
     for (const row of rows) {
       const record = JSON.parse(row.record) as ProposalRecord;
-      if (record.snapshot === null || record.snapshot === undefined) continue;
-      insert.run(row.tenant, row.proposal, encodeSnapshot(record.snapshot));
-      rewrite.run(encodeJson(recordWithoutSnapshot(record)), row.tenant, row.proposal);
+      const texts = envelopeTexts(record);
+      if (texts.snapshot === null && texts.output === null) continue;
+      for (const part of Object.values(EnvelopePart)) {
+        const text = texts[part];
+        if (text !== null) insert.run(row.tenant, row.proposal, part, text);
+      }
+      rewrite.run(encodeJson(recordWithoutEnvelopes(record)), row.tenant, row.proposal);
       moved += 1;
     }
     const last = rows.at(-1) as { tenant: string; proposal: string };
@@ -120,20 +124,21 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   },
   {
     version: 2,
-    name: 'sealed snapshots apart from the record, deleted on erasure',
+    name: 'sealed snapshots and outputs apart from the record, deleted on erasure',
     sql: `
-      CREATE TABLE proposal_snapshots (
+      CREATE TABLE proposal_envelopes (
         tenant TEXT NOT NULL,
         proposal TEXT NOT NULL,
+        part TEXT NOT NULL,
         envelope TEXT NOT NULL,
-        PRIMARY KEY (tenant, proposal)
+        PRIMARY KEY (tenant, proposal, part)
       );
       CREATE TABLE sideguard_maintenance (
         name TEXT PRIMARY KEY,
         value TEXT NOT NULL
       ) WITHOUT ROWID;
     `,
-    run: moveSnapshotsApart,
+    run: moveEnvelopesApart,
   },
   {
     version: 3,

@@ -43,8 +43,8 @@ export interface SqliteStatements {
   readonly listDue: Statement<[string, number, string, number], ProposalRow>;
   readonly listByStatus: Statement<[ListParameters], ProposalRow>;
   readonly listByStatusAfter: Statement<[ListParameters], ProposalRow>;
-  readonly insertSnapshot: Statement;
-  readonly deleteSnapshot: Statement;
+  readonly insertEnvelope: Statement;
+  readonly deleteEnvelope: Statement;
   readonly getClaim: Statement<[string, string], { proposal: string; claimed_at_ms: number }>;
   readonly upsertClaim: Statement;
   readonly evidenceExists: Statement<[string, string, string], { present: number }>;
@@ -60,9 +60,14 @@ export interface SqliteStatements {
   readonly setCheckpoint: Statement;
 }
 
-/** A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`. */
-const PROPOSAL = `p.tenant, p.proposal, p.revision, p.status, p.record, s.envelope
-  FROM proposals p LEFT JOIN proposal_snapshots s ON s.tenant = p.tenant AND s.proposal = p.proposal`;
+/** A proposal's columns with its sealed parts (kept apart, decision 025), `FROM proposals p`. */
+const PROPOSAL = `p.tenant, p.proposal, p.revision, p.status, p.record,
+    s.envelope AS snapshot, o.envelope AS output
+  FROM proposals p
+  LEFT JOIN proposal_envelopes s
+    ON s.tenant = p.tenant AND s.proposal = p.proposal AND s.part = 'snapshot'
+  LEFT JOIN proposal_envelopes o
+    ON o.tenant = p.tenant AND o.proposal = p.proposal AND o.part = 'output'`;
 
 /** Prepares every statement the store runs, once per open database. */
 export function prepareStatements(db: Database.Database): SqliteStatements {
@@ -113,11 +118,13 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
          AND p.status IN (SELECT value FROM json_each(?))
        ORDER BY p.due_at_ms, p.proposal LIMIT ?`,
     ),
-    insertSnapshot: db.prepare(
-      `INSERT INTO proposal_snapshots (tenant, proposal, envelope) VALUES (?, ?, ?)
-       ON CONFLICT (tenant, proposal) DO UPDATE SET envelope = excluded.envelope`,
+    insertEnvelope: db.prepare(
+      `INSERT INTO proposal_envelopes (tenant, proposal, part, envelope) VALUES (?, ?, ?, ?)
+       ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = excluded.envelope`,
     ),
-    deleteSnapshot: db.prepare('DELETE FROM proposal_snapshots WHERE tenant = ? AND proposal = ?'),
+    deleteEnvelope: db.prepare(
+      'DELETE FROM proposal_envelopes WHERE tenant = ? AND proposal = ? AND part = ?',
+    ),
     getClaim: db.prepare<[string, string], { proposal: string; claimed_at_ms: number }>(
       'SELECT proposal, claimed_at_ms FROM effect_claims WHERE tenant = ? AND effect_scope = ?',
     ),

@@ -17,8 +17,8 @@ import type {
 } from '../../core/store.js';
 import { assertCommitShape } from '../../core/store-rules.js';
 import { decodeEvent, decodeEvidence } from '../store-codec.js';
+import type { ErasurePurge } from '../store-envelopes.js';
 import { checkProposalListQuery, mergeListed } from '../store-queries.js';
-import type { ErasurePurge } from '../store-snapshot.js';
 import { type SqliteCommitContext, toProposal } from './sqlite-commit.js';
 import { translateError } from './sqlite-errors.js';
 import { openDatabase } from './sqlite-file.js';
@@ -65,7 +65,7 @@ export interface SqliteStore extends GuardStore {
    * was reading at the time. `complete: false` means a reader still holds old WAL frames:
    * call it again later.
    */
-  purgeErasedSnapshots(): Promise<ErasurePurge>;
+  purgeErased(): Promise<ErasurePurge>;
 }
 
 const DEFAULT_PATH = '.sideguard/sideguard.db';
@@ -227,7 +227,7 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
       });
     },
 
-    async purgeErasedSnapshots(): Promise<ErasurePurge> {
+    async purgeErased(): Promise<ErasurePurge> {
       ensureOpen();
       await queue.drained();
       return queue.scrub(true)

@@ -1,6 +1,7 @@
 /**
- * Sealed snapshots (decision 025): an update keeps a proposal's snapshot exactly or sets it to
- * null (erasure), never changes it or adds one; every read returns it with its record.
+ * Sealed parts (decision 025): an update keeps a proposal's snapshot exactly or sets it to null
+ * (erasure), never changes it or adds one; it may add the private output where there is none,
+ * keep it or set it to null, never change it; every read returns both with the record.
  */
 import { strict as assert } from 'node:assert';
 import type { SealedEnvelope } from '../../core/envelope.js';
@@ -18,6 +19,19 @@ import {
   updateCommit,
 } from './conformance-fixtures.js';
 
+/** An envelope whose ciphertext is `ciphertext` (the rest fixed). */
+function randomLookingEnvelope(ciphertext: string): SealedEnvelope {
+  return {
+    v: 1,
+    alg: 'A256GCM',
+    kek: { handle: 'test', version: 1 },
+    wrappedKey: 'b3V0cHV0LWtleQ',
+    iv: 'aXY',
+    ciphertext,
+    tag: 'dGFn',
+  };
+}
+
 /** The snapshot of `value` with its keys in another order (same envelope, other key order). */
 function reordered(envelope: SealedEnvelope): SealedEnvelope {
   const { tag, ciphertext, iv, wrappedKey, kek, alg, v } = envelope;
@@ -33,7 +47,7 @@ function reordered(envelope: SealedEnvelope): SealedEnvelope {
 }
 
 /** Registers the cases of this concern. */
-export function registerSnapshotCases(test: ConformanceTest): void {
+export function registerEnvelopeCases(test: ConformanceTest): void {
   test('an update keeps the snapshot exactly, whatever its key order, and every read returns it', async (store) => {
     const tenant = freshTenant('snapshot-kept');
     const stored = await seed(
@@ -125,5 +139,52 @@ export function registerSnapshotCases(test: ConformanceTest): void {
     );
     assert.deepStrictEqual(result, { kind: 'revision_conflict', current });
     assert.deepStrictEqual((await store.getProposal(tenant, 'p-1'))?.snapshot, first.snapshot);
+  });
+
+  test('an update may add the output once, keep it, or set it to null; changing it throws and stores nothing', async (store) => {
+    const tenant = freshTenant('output');
+    const stored = await seed(store, record(tenant, 'p-1'));
+    assert.strictEqual('output' in stored, false);
+    const output = randomLookingEnvelope('b3V0cHV0');
+    await mustCommit(
+      store,
+      updateCommit(stored, { status: 'executing', output }, { claim: claimFor(stored) }),
+    );
+    const withOutput = (await store.getProposal(tenant, 'p-1')) as ProposalRecord;
+    assert.deepStrictEqual(withOutput.output, output);
+    assert.deepStrictEqual(withOutput.snapshot, stored.snapshot);
+    await mustCommit(
+      store,
+      updateCommit(withOutput, { status: 'verification_pending', output: reordered(output) }),
+    );
+    const kept = (await store.getProposal(tenant, 'p-1')) as ProposalRecord;
+    assert.deepStrictEqual(kept.output, output);
+    const before = await snapshotTenant(store, tenant, ['p-1']);
+    await assertInvariantError(
+      store.commit(
+        updateCommit(kept, { status: 'verified', output: randomLookingEnvelope('b3RoZXI') }),
+      ),
+      'store_commit_malformed',
+    );
+    assert.deepStrictEqual(await snapshotTenant(store, tenant, ['p-1']), before);
+    await mustCommit(store, updateCommit(kept, { status: 'verified' }));
+    const verified = (await store.getProposal(tenant, 'p-1')) as ProposalRecord;
+    await mustCommit(
+      store,
+      updateCommit(verified, { status: 'erased', snapshot: null, output: null }),
+    );
+    const erased = (await store.getProposal(tenant, 'p-1')) as ProposalRecord;
+    assert.strictEqual(erased.snapshot, null);
+    assert.strictEqual(erased.output, null);
+  });
+
+  test('a record stored without an output key reads back without one; one stored with output null keeps it', async (store) => {
+    const tenant = freshTenant('output-key');
+    const absent = await seed(store, record(tenant, 'p-1'));
+    const nulled = await seed(store, record(tenant, 'p-2', { output: null }));
+    assert.strictEqual('output' in absent, false);
+    assert.strictEqual(nulled.output, null);
+    await mustCommit(store, updateCommit(absent, { status: 'authorized' }));
+    assert.strictEqual('output' in ((await store.getProposal(tenant, 'p-1')) as object), false);
   });
 }
