@@ -6,8 +6,11 @@
  *
  * Options: `--only NAME` (repeatable, or comma-separated) runs only those suites; `--quick`
  * shortens every measurement for a smoke check (its numbers are not comparable).
+ *
+ * The peers it compares with (Prism, Powertools, the Redis client) are not dependencies of
+ * sideguard: `bench/` has its own package.json and lockfile, installed (`npm ci`) on first use.
  */
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -56,6 +59,21 @@ try {
   usage(error instanceof Error ? error.message : String(error));
 }
 if (options.help) usage();
+
+// The benchmark's own install (bench/package.json, bench/package-lock.json), once.
+if (!existsSync(join(here, 'node_modules', '.package-lock.json'))) {
+  console.log('bench: installing the benchmark peers into bench/node_modules (npm ci, once)…');
+  const installed = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
+    cwd: here,
+    stdio: 'inherit',
+  });
+  if (installed.status !== 0) {
+    console.error(
+      'bench: `npm ci` in bench/ failed; run it there yourself (it needs the npm registry) and try again.',
+    );
+    process.exit(1);
+  }
+}
 
 if (!existsSync(join(root, 'dist', 'index.js'))) {
   console.error(

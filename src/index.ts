@@ -99,6 +99,8 @@ export type {
   EffectClaim,
   GuardStore,
   LedgerQuery,
+  ProposalListPosition,
+  ProposalListQuery,
   ProposalRecord,
   Receipt,
   StoreCommit,
@@ -117,3 +119,8 @@ export {
 export type { GuardConfig } from './create-guard.js';
 export { createGuard } from './create-guard.js';
 export { createMemoryStore } from './stores/memory/memory-store.js';
+export {
+  type CheckedProposalListQuery,
+  checkProposalListQuery,
+  PROPOSAL_LIST_LIMITS,
+} from './stores/store-queries.js';

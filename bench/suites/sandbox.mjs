@@ -13,7 +13,8 @@ import { Pool } from 'undici';
 import { buildSeedCatalogue, startSandbox } from '../../dist/sandbox/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const prismBin = join(root, 'node_modules', '.bin', 'prism');
+// Prism is the benchmark's own dependency (bench/package.json), not sideguard's.
+const prismBin = join(root, 'bench', 'node_modules', '.bin', 'prism');
 const prismSpec = join(root, 'bench', 'fixtures', 'prism-payments.yaml');
 
 /** Concurrent connections per measurement. */

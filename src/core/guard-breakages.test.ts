@@ -184,34 +184,30 @@ describe('the breakage switch', () => {
         principal,
       });
       const stored = (await h.store.getProposal(h.tenant, prepared.proposal)) as ProposalRecord;
-      // Someone with write access to the store re-encrypts a bigger amount under the same keys.
+      // Someone with write access to the store's tables re-encrypts a bigger amount under the
+      // same keys. The store interface refuses to change a snapshot (decision 025), so the
+      // swap is made below it: reads return the swapped snapshot, and writes that carry it
+      // keep what the table holds.
       const snapshot = sealEnvelope(
         h.keyRing,
         { input: refundArgs({ amount: '99.00' }) },
         snapshotAad(h.tenant, prepared.proposal),
         (size) => new Uint8Array(size).fill(7),
       );
-      await h.store.commit({
-        tenant: h.tenant,
-        proposal: {
-          kind: 'update',
-          expectedRevision: stored.revision,
-          expectedStatus: stored.status,
-          // Holding the key ring, they can seal the record's MAC too (decision 045).
-          record: sealRecord(h.keyRing, { ...stored, revision: stored.revision + 1, snapshot }),
-        },
-        events: [
-          {
-            proposal: prepared.proposal,
-            type: 'policy_decided',
-            at: new Date(h.clock.now()).toISOString(),
-            actionType: refund.typeName,
-            status: stored.status,
-            revision: stored.revision + 1,
-            data: {},
-          },
-        ],
-      });
+      const read = h.store.getProposal.bind(h.store);
+      const commit = h.store.commit.bind(h.store);
+      h.store.getProposal = async (tenant, id) => {
+        const record = await read(tenant, id);
+        return record?.proposal === prepared.proposal ? { ...record, snapshot } : record;
+      };
+      h.store.commit = (write) => {
+        const change = write.proposal;
+        if (change?.record.snapshot !== snapshot) return commit(write);
+        return commit({
+          ...write,
+          proposal: { ...change, record: { ...change.record, snapshot: stored.snapshot } },
+        });
+      };
       const error = await h.guard
         .execute(refund, { tenant: h.tenant, proposal: prepared.proposal })
         .then(() => undefined)

@@ -47,11 +47,17 @@ export interface ProposalRecord {
    */
   readonly dueAtMs: number | null;
   readonly commitment: Commitment;
-  /** The encrypted input and preview; null once erased. */
+  /**
+   * The encrypted input and preview; null once erased. Written once, with the insert: an update
+   * keeps it exactly or sets it to null (erasure), never changes it (stores keep it apart from
+   * the record so that erasure removes the one copy of its wrapped data key; decision 025).
+   */
   readonly snapshot: SealedEnvelope | null;
   /**
    * The encrypted private output of the write (e.g. the provider's response), kept once the
-   * write is known; null or absent when there is none, and null once erased.
+   * write is known; null or absent when there is none, and null once erased. An update may add
+   * it where there is none, keep it or set it to null, never change it (kept apart from the
+   * record like the snapshot; decision 025).
    */
   readonly output?: SealedEnvelope | null;
   readonly policy: { readonly decision: PolicyDecision; readonly reasonCode: string };
@@ -113,6 +119,10 @@ export interface StoreCommit {
    * `insert`: a new proposal (its status must be an initial one). `update`: compare-and-set —
    * applies only if the stored revision and status equal the expected ones; `record.revision`
    * must be `expectedRevision + 1` and the status change must be in the transition table.
+   * An update's `record.snapshot` must equal the stored one or be null (erasure), and its
+   * `record.output` must equal the stored one, be null, or be new where none is stored;
+   * anything else throws `StoreInvariantError` `store_commit_malformed` (checked after the
+   * compare-and-set, before the claim and the evidence).
    */
   readonly proposal?:
     | { readonly kind: 'insert'; readonly record: ProposalRecord }
@@ -168,6 +178,30 @@ export interface DueQuery {
   readonly limit?: number;
 }
 
+/** The position of a proposal in `listProposals` order: the keyset a page continues after. */
+export interface ProposalListPosition {
+  readonly expiresAtMs: number;
+  readonly tenant: string;
+  readonly proposal: string;
+}
+
+/**
+ * Filters and keyset paging of `listProposals` (the approvals console's queues). Results are
+ * ordered by `expiresAtMs` ascending, then tenant, then proposal id (both by code point).
+ */
+export interface ProposalListQuery {
+  /** Only this tenant's proposals. Omitted: every tenant (for operators, not for agents). */
+  readonly tenant?: string;
+  /** Only proposals in one of these statuses; an empty list matches nothing. */
+  readonly statuses: readonly ProposalStatus[];
+  /** Only this action type (`namespace.name@version`). */
+  readonly actionType?: string;
+  /** At most this many proposals, a whole number from 1 to 1000. @default 100 */
+  readonly limit?: number;
+  /** Only proposals after this position: pass the last proposal of the previous page. */
+  readonly after?: ProposalListPosition;
+}
+
 /**
  * The guard's persistence. All members are async and safe to call concurrently; adapters decide
  * how (a mutex, SQLite immediate transactions, PostgreSQL row locks). A store must never throw
@@ -193,6 +227,13 @@ export interface GuardStore {
   listEvidence(tenant: string, proposal: string): Promise<readonly AuthorityEvidenceRecord[]>;
   /** Proposals in `statuses` that are due, oldest due first. */
   listDue(query: DueQuery): Promise<readonly ProposalRecord[]>;
+  /**
+   * Proposals matching the query, soonest to expire first (see `ProposalListQuery`), for
+   * queues such as the approvals console's. Keyset paging: pass the last one as `after`.
+   * @throws ContractViolationError `store_query_invalid` for a malformed query (an unknown
+   *   status, a limit outside 1–1000, an incomplete `after`).
+   */
+  listProposals(query: ProposalListQuery): Promise<readonly ProposalRecord[]>;
   /** Sealed events in sequence order. */
   readLedger(query: LedgerQuery): Promise<readonly LedgerEvent[]>;
   /** The tenant's chain head, or undefined if it has no events and no checkpoint. */

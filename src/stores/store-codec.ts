@@ -5,6 +5,35 @@
 import { StoreInvariantError } from '../core/errors.js';
 import type { LedgerEvent } from '../core/ledger.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from '../core/store.js';
+import { decodeEnvelope } from './store-envelopes.js';
+
+/**
+ * A proposal row as the durable stores read it: the record is its JSON text (without its sealed
+ * parts), joined with the parts kept apart (decision 025; null where there is none).
+ */
+export interface ProposalRow {
+  tenant: string;
+  proposal: string;
+  revision: number;
+  status: string;
+  record: string;
+  snapshot: string | null;
+  output: string | null;
+}
+/** A ledger event row as the durable stores read it. */
+export interface EventRow {
+  tenant: string;
+  sequence: number;
+  hash: string;
+  event: string;
+}
+/** An authority evidence row as the durable stores read it. */
+export interface EvidenceRow {
+  tenant: string;
+  proposal: string;
+  evidence_digest: string;
+  record: string;
+}
 
 /** Serialises a record, event or evidence for a text column (exact JSON round-trip). */
 export function encodeJson(value: ProposalRecord | LedgerEvent | AuthorityEvidenceRecord): string {
@@ -32,22 +61,28 @@ function parse(text: string, what: string, where: string): Record<string, unknow
   return value as Record<string, unknown>;
 }
 
-/** Decodes a stored proposal and asserts it belongs to the row it was read from. */
-export function decodeProposal(
-  text: string,
-  row: { tenant: string; proposal: string; revision: number; status: string },
-  where: string,
-): ProposalRecord {
-  const value = parse(text, 'proposal', where);
+/**
+ * Decodes a stored proposal with its sealed parts and asserts it belongs to the row it was read
+ * from (the stored record itself never holds them: they are kept apart, decision 025).
+ */
+export function decodeProposal(row: ProposalRow, where: string): ProposalRecord {
+  const value = parse(row.record, 'proposal', where);
   if (
     value.tenant !== row.tenant ||
     value.proposal !== row.proposal ||
     value.revision !== Number(row.revision) ||
-    value.status !== row.status
+    value.status !== row.status ||
+    value.snapshot !== null ||
+    (value.output !== undefined && value.output !== null)
   ) {
     throw corrupted(`proposal ${JSON.stringify(row.proposal)}`, where);
   }
-  return value as unknown as ProposalRecord;
+  const record: Record<string, unknown> = {
+    ...value,
+    snapshot: decodeEnvelope(row.snapshot, where),
+  };
+  if ('output' in value || row.output !== null) record.output = decodeEnvelope(row.output, where);
+  return record as unknown as ProposalRecord;
 }
 
 /** Decodes a stored ledger event and asserts its tenant, sequence and hash match the row. */

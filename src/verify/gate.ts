@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { access, constants, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { createDevelopmentKeyRing } from '../core/key-ring.js';
 import type { GuardStore } from '../core/store.js';
 import { type RunningSandbox, startSandbox } from '../sandbox/start-sandbox.js';
+import { dropPostgresSchema } from '../stores/postgres/index.js';
 import { judgeScenario, readScenarioEvidence } from './evidence-judge.js';
 import { renderIndexHtml } from './report-html.js';
 import { renderScenarioMarkdown } from './report-markdown.js';
@@ -164,16 +164,12 @@ const failuresOf = (report: ScenarioReport): string[] => [
 ];
 
 async function dropSchema(location: { url: string; schema: string }): Promise<void> {
-  const client = new pg.Client({ connectionString: location.url });
   try {
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${client.escapeIdentifier(location.schema)} CASCADE`);
+    await dropPostgresSchema({ connectionString: location.url, schema: location.schema });
   } catch (error) {
     process.stderr.write(
       `sideguard: could not drop the gate's schema ${location.schema}: ${error instanceof Error ? error.message : String(error)}\n`,
     );
-  } finally {
-    await client.end().catch(() => {});
   }
 }
 

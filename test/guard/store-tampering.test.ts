@@ -218,6 +218,7 @@ function racingLookups(store: GuardStore): GuardStore {
       return found;
     },
     getEffectClaim: (tenant, scope) => store.getEffectClaim(tenant, scope),
+    listProposals: (query) => store.listProposals(query),
     listEvidence: (tenant, proposal) => store.listEvidence(tenant, proposal),
     listDue: (query) => store.listDue(query),
     readLedger: (query) => store.readLedger(query),

@@ -2,7 +2,7 @@
  * PostgreSQL connections that drop inside a commit: the caller gets a definite answer (an error
  * saying nothing was stored, or the committed result) and the store is consistent afterwards.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { verifyLedgerChain } from '../../src/core/ledger.js';
@@ -15,6 +15,7 @@ import {
 } from '../../src/stores/postgres/postgres-store.js';
 import { StoreUnavailableError } from '../../src/stores/store-errors.js';
 import {
+  connectClient,
   freshTestSchema,
   postgresTestUrl,
   type TestSchema,
@@ -92,9 +93,7 @@ describe.skipIf(url === undefined)('PostgreSQL connection loss inside a commit',
   let admin: pg.Client;
   beforeAll(async () => {
     run = freshTestSchema(url as string, 'connloss');
-    admin = new pg.Client({ connectionString: url });
-    admin.on('error', () => undefined);
-    await admin.connect();
+    admin = await connectClient(url as string);
   });
   afterAll(async () => {
     await admin.end();
@@ -190,8 +189,12 @@ describe.skipIf(url === undefined)('PostgreSQL connection loss inside a commit',
         ),
       );
       await Promise.all(stores.map((store) => store.close()));
-      const rows = await admin.query(`SELECT version FROM "${fresh.schema}".schema_migrations`);
-      expect(rows.rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+      const rows = await admin.query(
+        `SELECT version FROM "${fresh.schema}".schema_migrations ORDER BY version`,
+      );
+      expect(rows.rows.map((row) => row.version)).toEqual(
+        Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, index) => index + 1),
+      );
     } finally {
       await fresh.drop();
     }

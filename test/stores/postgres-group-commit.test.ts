@@ -18,6 +18,7 @@ import {
 } from '../../src/stores/postgres/postgres-store.js';
 import { StoreUnavailableError } from '../../src/stores/store-errors.js';
 import {
+  connectClient,
   freshTestSchema,
   postgresTestUrl,
   type TestSchema,
@@ -82,9 +83,7 @@ describe.skipIf(url === undefined)('PostgreSQL group commit', () => {
   let admin: pg.Client;
   beforeAll(async () => {
     run = freshTestSchema(url as string, 'group');
-    admin = new pg.Client({ connectionString: url });
-    admin.on('error', () => undefined);
-    await admin.connect();
+    admin = await connectClient(url as string);
   });
   afterAll(async () => {
     await admin.end();

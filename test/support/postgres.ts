@@ -100,3 +100,34 @@ export async function terminateWhileSleeping(
   const killed = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
   return { terminated: killed.rows[0]?.ok === true, error: await sleeping };
 }
+
+/** A connected client for test set-up, with an error listener (a terminated backend never throws). */
+export async function connectClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+/**
+ * Runs `during` while another transaction holds the row lock on `tenant`'s ledger chain head in
+ * `schema` (every commit that seals events for the tenant waits on it), then releases it.
+ */
+export async function withHeadLocked<T>(
+  url: string,
+  schema: string,
+  tenant: string,
+  during: () => Promise<T>,
+): Promise<T> {
+  const locker = await connectClient(url);
+  try {
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM "${schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`, [
+      tenant,
+    ]);
+    return await during();
+  } finally {
+    await locker.query('ROLLBACK');
+    await locker.end();
+  }
+}

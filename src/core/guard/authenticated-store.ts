@@ -222,6 +222,7 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
       return record === undefined ? [] : countedEvidence(record);
     },
     listDue: async (query) => checkedAll(await inner.listDue(query)),
+    listProposals: async (query) => checkedAll(await inner.listProposals(query)),
     readLedger: (query) => inner.readLedger(query),
     ledgerHead: (tenant) => inner.ledgerHead(tenant),
     truncateLedger: (tenant, throughSequence) => inner.truncateLedger(tenant, throughSequence),

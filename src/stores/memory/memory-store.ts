@@ -10,28 +10,19 @@ import type {
   EffectClaim,
   GuardStore,
   LedgerQuery,
+  ProposalListQuery,
   ProposalRecord,
   StoreCommit,
   StoreCommitResult,
 } from '../../core/store.js';
 import { assertCommitShape, checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
-
-/**
- * Orders strings by Unicode code point, as SQLite (BINARY) and PostgreSQL (`COLLATE "C"`) order
- * UTF-8 text, so every adapter breaks ties the same way.
- */
-function compareCodePoints(a: string, b: string): number {
-  if (a === b) return 0;
-  const left = [...a];
-  const right = [...b];
-  const length = Math.min(left.length, right.length);
-  for (let index = 0; index < length; index += 1) {
-    const difference = (left[index]?.codePointAt(0) ?? 0) - (right[index]?.codePointAt(0) ?? 0);
-    if (difference !== 0) return difference;
-  }
-  return left.length - right.length;
-}
+import { envelopeTexts, planEnvelopeUpdate } from '../store-envelopes.js';
+import {
+  checkProposalListQuery,
+  compareCodePoints,
+  compareListPositions,
+} from '../store-queries.js';
 
 interface TenantState {
   readonly proposals: Map<string, ProposalRecord>;
@@ -74,11 +65,12 @@ export function createMemoryStore(): GuardStore {
       assertCommitShape(write);
       const state = tenantState(write.tenant);
       const target = write.proposal?.record.proposal;
-      const refused = checkProposalWrite(
-        write,
-        target === undefined ? undefined : state.proposals.get(target),
-      );
+      const current = target === undefined ? undefined : state.proposals.get(target);
+      const refused = checkProposalWrite(write, current);
       if (refused !== undefined) return refused;
+      if (write.proposal?.kind === 'update' && current !== undefined) {
+        planEnvelopeUpdate(write, envelopeTexts(current), envelopeTexts(write.proposal.record));
+      }
       if (write.claim !== undefined) {
         const existing = state.claims.get(write.claim.effectScope);
         const owner = existing === undefined ? undefined : state.proposals.get(existing.proposal);
@@ -159,6 +151,26 @@ export function createMemoryStore(): GuardStore {
             (a.dueAtMs ?? 0) - (b.dueAtMs ?? 0) || compareCodePoints(a.proposal, b.proposal),
         )
         .slice(0, query.limit ?? 100)
+        .map((record) => structuredClone(record));
+    },
+
+    async listProposals(query: ProposalListQuery) {
+      const checked = checkProposalListQuery(query);
+      if (closed) throw new StoreInvariantError('store_closed', 'The memory store is closed');
+      const statuses = new Set<string>(checked.statuses);
+      const states =
+        checked.tenant === undefined ? [...tenants.values()] : [tenants.get(checked.tenant)];
+      const { after, actionType } = checked;
+      return states
+        .flatMap((state) => (state === undefined ? [] : [...state.proposals.values()]))
+        .filter(
+          (record) =>
+            statuses.has(record.status) &&
+            (actionType === undefined || record.actionType === actionType) &&
+            (after === undefined || compareListPositions(record, after) > 0),
+        )
+        .sort(compareListPositions)
+        .slice(0, checked.limit)
         .map((record) => structuredClone(record));
     },
 

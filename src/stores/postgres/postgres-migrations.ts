@@ -4,12 +4,84 @@
  */
 import type pg from 'pg';
 import { ConfigurationError } from '../../core/errors.js';
+import type { ProposalRecord } from '../../core/store.js';
+import { encodeJson } from '../store-codec.js';
+import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
 
 /** One schema step; `sql` receives the quoted schema name. */
 export interface PostgresMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: (schema: string) => string;
+  /** Moves existing data after `sql` ran, in the same transaction. */
+  readonly run?: (client: pg.ClientBase, schema: string) => Promise<void>;
+}
+
+/** The maintenance flag: old row versions of `proposals` may still hold envelopes. */
+export const OLD_ENVELOPES_FLAG = 'proposals_may_hold_erased_envelopes';
+
+const MOVE_BATCH = 500;
+
+/**
+ * Version 2 keeps the sealed parts out of the record JSON (decision 025): records that hold a
+ * snapshot or an output get them moved to `proposal_envelopes` and are rewritten without them,
+ * in batches. The rewritten rows' old versions still hold the envelopes until `VACUUM FULL`, so
+ * a flag asks `purgeErased()` to rewrite `proposals` once too.
+ */
+async function moveEnvelopesApart(client: pg.ClientBase, q: string): Promise<void> {
+  let after: [string, string] = ['', ''];
+  let moved = 0;
+  for (;;) {
+    const batch = await client.query<{ tenant: string; proposal: string; record: string }>(
+      `SELECT tenant, proposal, record FROM ${q}.proposals
+       WHERE (tenant, proposal) > ($1, $2) AND (
+         coalesce(record::jsonb -> 'snapshot', 'null'::jsonb) <> 'null'::jsonb
+         OR coalesce(record::jsonb -> 'output', 'null'::jsonb) <> 'null'::jsonb)
+       ORDER BY tenant, proposal LIMIT ${MOVE_BATCH}`,
+      after,
+    );
+    const last = batch.rows.at(-1);
+    if (last === undefined) break;
+    const parts: { tenant: string; proposal: string; part: string; envelope: string }[] = [];
+    for (const row of batch.rows) {
+      const texts = envelopeTexts(JSON.parse(row.record) as ProposalRecord);
+      for (const part of Object.values(EnvelopePart)) {
+        const envelope = texts[part];
+        if (envelope !== null)
+          parts.push({ tenant: row.tenant, proposal: row.proposal, part, envelope });
+      }
+    }
+    await client.query(
+      `INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])`,
+      [
+        parts.map((part) => part.tenant),
+        parts.map((part) => part.proposal),
+        parts.map((part) => part.part),
+        parts.map((part) => part.envelope),
+      ],
+    );
+    await client.query(
+      `UPDATE ${q}.proposals p SET record = v.record
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS v (tenant, proposal, record)
+       WHERE p.tenant = v.tenant AND p.proposal = v.proposal`,
+      [
+        batch.rows.map((row) => row.tenant),
+        batch.rows.map((row) => row.proposal),
+        batch.rows.map((row) =>
+          encodeJson(recordWithoutEnvelopes(JSON.parse(row.record) as ProposalRecord)),
+        ),
+      ],
+    );
+    moved += batch.rows.length;
+    after = [last.tenant, last.proposal];
+  }
+  if (moved > 0) {
+    await client.query(
+      `INSERT INTO ${q}.maintenance (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+      [OLD_ENVELOPES_FLAG, `${moved} records rewritten by schema version 2`],
+    );
+  }
 }
 
 /** Every migration, oldest first. Text keys use `COLLATE "C"`: code point order, like SQLite. */
@@ -72,6 +144,41 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'sealed snapshots and outputs apart from the record, deleted on erasure',
+    sql: (s) => `
+      -- One row per sealed part (snapshot, output), never rewritten by an update of the
+      -- record, deleted on erasure (decision 025).
+      CREATE TABLE ${s}.proposal_envelopes (
+        tenant text COLLATE "C" NOT NULL,
+        proposal text COLLATE "C" NOT NULL,
+        part text COLLATE "C" NOT NULL,
+        envelope text NOT NULL,
+        PRIMARY KEY (tenant, proposal, part)
+      );
+      -- Flags for maintenance that is due (e.g. old row versions to rewrite once).
+      CREATE TABLE ${s}.maintenance (
+        name text PRIMARY KEY,
+        value text NOT NULL
+      );
+    `,
+    run: moveEnvelopesApart,
+  },
+  {
+    version: 3,
+    name: 'proposals listed by status and expiry',
+    sql: (s) => `
+      ALTER TABLE ${s}.proposals ADD COLUMN expires_at_ms bigint,
+        ADD COLUMN action_type text COLLATE "C";
+      UPDATE ${s}.proposals SET expires_at_ms = (record::jsonb ->> 'expiresAtMs')::bigint,
+        action_type = record::jsonb ->> 'actionType';
+      ALTER TABLE ${s}.proposals ALTER COLUMN expires_at_ms SET NOT NULL,
+        ALTER COLUMN action_type SET NOT NULL;
+      CREATE INDEX proposals_by_status_expiry
+        ON ${s}.proposals (status, expires_at_ms, tenant, proposal);
+    `,
+  },
 ];
 
 /** The schema version this code writes and reads. */
@@ -124,6 +231,8 @@ export async function migratePostgres(
   if (before === POSTGRES_SCHEMA_VERSION) return;
   await client.query('BEGIN');
   try {
+    // A migration may rewrite a large table; no statement timeout cuts it off half way.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
       `sideguard.migrate.${schema}`,
     ]);
@@ -140,6 +249,7 @@ export async function migratePostgres(
     for (const migration of POSTGRES_MIGRATIONS) {
       if (migration.version <= current) continue;
       await client.query(migration.sql(q));
+      await migration.run?.(client, q);
       await client.query(`INSERT INTO ${q}.schema_migrations (version, name) VALUES ($1, $2)`, [
         migration.version,
         migration.name,

@@ -17,6 +17,8 @@ if (url === undefined) {
   const run = freshTestSchema(url, 'case');
   afterAll(() => run.drop());
   runStoreConformance({
+    describe,
+    it,
     name: 'postgres',
     newStore: () =>
       createPostgresStore({ connectionString: url, schema: run.schema, maxConnections: 8 }),

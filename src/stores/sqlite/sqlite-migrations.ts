@@ -4,12 +4,64 @@
  */
 import type Database from 'better-sqlite3';
 import { ConfigurationError } from '../../core/errors.js';
+import type { ProposalRecord } from '../../core/store.js';
+import { encodeJson } from '../store-codec.js';
+import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
 
 /** One schema step. Versions are consecutive from 1 and never edited once released. */
 export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /** Moves existing data after `sql` ran, in the same transaction. */
+  readonly run?: (db: Database.Database) => void;
+}
+
+/**
+ * The maintenance flag: the file was written before snapshots were kept apart, so its free
+ * space may hold old record bytes (page splits before `secure_delete`); one VACUUM clears it.
+ */
+export const REWRITE_FLAG = 'file_may_hold_old_records';
+
+const MOVE_BATCH = 500;
+
+/**
+ * Version 2 keeps the sealed parts out of the record JSON (decision 025): every stored record
+ * that holds a snapshot or an output gets them moved to `proposal_envelopes` and is rewritten
+ * without them, in batches; then the file is flagged for one VACUUM (see {@link REWRITE_FLAG}).
+ */
+function moveEnvelopesApart(db: Database.Database): void {
+  const batch = db.prepare<[string, string], { tenant: string; proposal: string; record: string }>(
+    `SELECT tenant, proposal, record FROM proposals WHERE (tenant, proposal) > (?, ?)
+     ORDER BY tenant, proposal LIMIT ${MOVE_BATCH}`,
+  );
+  const insert = db.prepare(
+    'INSERT INTO proposal_envelopes (tenant, proposal, part, envelope) VALUES (?, ?, ?, ?)',
+  );
+  const rewrite = db.prepare('UPDATE proposals SET record = ? WHERE tenant = ? AND proposal = ?');
+  let rows = batch.all('', '');
+  let moved = 0;
+  while (rows.length > 0) {
+    for (const row of rows) {
+      const record = JSON.parse(row.record) as ProposalRecord;
+      const texts = envelopeTexts(record);
+      if (texts.snapshot === null && texts.output === null) continue;
+      for (const part of Object.values(EnvelopePart)) {
+        const text = texts[part];
+        if (text !== null) insert.run(row.tenant, row.proposal, part, text);
+      }
+      rewrite.run(encodeJson(recordWithoutEnvelopes(record)), row.tenant, row.proposal);
+      moved += 1;
+    }
+    const last = rows.at(-1) as { tenant: string; proposal: string };
+    rows = batch.all(last.tenant, last.proposal);
+  }
+  if (moved > 0) {
+    db.prepare('INSERT OR IGNORE INTO sideguard_maintenance (name, value) VALUES (?, ?)').run(
+      REWRITE_FLAG,
+      `${moved} records rewritten by schema version 2`,
+    );
+  }
 }
 
 /** Every migration, oldest first. */
@@ -70,6 +122,36 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: 'sealed snapshots and outputs apart from the record, deleted on erasure',
+    sql: `
+      CREATE TABLE proposal_envelopes (
+        tenant TEXT NOT NULL,
+        proposal TEXT NOT NULL,
+        part TEXT NOT NULL,
+        envelope TEXT NOT NULL,
+        PRIMARY KEY (tenant, proposal, part)
+      );
+      CREATE TABLE sideguard_maintenance (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+    run: moveEnvelopesApart,
+  },
+  {
+    version: 3,
+    name: 'proposals listed by status and expiry',
+    sql: `
+      ALTER TABLE proposals ADD COLUMN expires_at_ms INTEGER;
+      ALTER TABLE proposals ADD COLUMN action_type TEXT;
+      UPDATE proposals SET expires_at_ms = json_extract(record, '$.expiresAtMs'),
+        action_type = json_extract(record, '$.actionType');
+      CREATE INDEX proposals_by_status_expiry
+        ON proposals (status, expires_at_ms, tenant, proposal);
+    `,
+  },
 ];
 
 /** The schema version this code writes and reads. */
@@ -98,13 +180,15 @@ function refuseNewer(path: string, version: number): never {
 
 /**
  * Brings the schema up to {@link SQLITE_SCHEMA_VERSION} inside one immediate transaction, so
- * several processes opening the same file at once migrate it exactly once.
+ * several processes opening the same file at once migrate it exactly once. Returns whether it
+ * applied any migration.
  * @throws ConfigurationError `store_schema_newer` when the file was written by a newer schema.
  */
-export function migrateSqlite(db: Database.Database, path: string, nowMs: number): void {
+export function migrateSqlite(db: Database.Database, path: string, nowMs: number): boolean {
   const before = storedVersion(db);
   if (before !== undefined && before > SQLITE_SCHEMA_VERSION) refuseNewer(path, before);
-  if (before === SQLITE_SCHEMA_VERSION) return;
+  if (before === SQLITE_SCHEMA_VERSION) return false;
+  let applied = false;
   db.transaction(() => {
     db.exec(
       `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
@@ -121,7 +205,10 @@ export function migrateSqlite(db: Database.Database, path: string, nowMs: number
     for (const migration of SQLITE_MIGRATIONS) {
       if (migration.version <= current) continue;
       db.exec(migration.sql);
+      migration.run?.(db);
       record.run(migration.version, migration.name, nowMs);
+      applied = true;
     }
   }).immediate();
+  return applied;
 }

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { runStoreConformance } from '../conformance/store-conformance.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -11,6 +11,8 @@ let files = 0;
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 runStoreConformance({
+  describe,
+  it,
   name: 'sqlite',
   newStore: async () => {
     files += 1;

@@ -1,0 +1,249 @@
+/**
+ * The PostgreSQL store's SQL: literals for the simple query protocol (several statements in one
+ * round trip, no parameters), a commit's writes, the batch's head and ledger statements, and the
+ * parameterised statements of the rare paths and the reads. Pure text; nothing here runs SQL.
+ */
+import { StoreInvariantError } from '../../core/errors.js';
+import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
+import type { ProposalRecord, StoreCommit } from '../../core/store.js';
+import { encodeJson } from '../store-codec.js';
+import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
+
+/** A chain head row as locked by a batch (bigint arrives as text). */
+export interface HeadRow {
+  tenant: string;
+  sequence: string;
+  hash: string;
+}
+
+/**
+ * A SQL literal for the simple query protocol, which carries several statements in one round
+ * trip but no parameters. Numbers are quoted as pg sends parameters (`'12'`), so PostgreSQL
+ * parses and checks them against the column type exactly as before. Text with a backslash uses
+ * the `E''` form so the result does not depend on `standard_conforming_strings`.
+ */
+export function literal(value: string | number | null): string {
+  if (value === null) return 'NULL';
+  const text = typeof value === 'number' ? String(value) : value;
+  if (text.includes('\u0000')) {
+    // The protocol ends a query at NUL; PostgreSQL text cannot hold it either.
+    throw new StoreInvariantError(
+      'store_commit_malformed',
+      'Refused store commit: a text value contains U+0000, which PostgreSQL cannot store',
+    );
+  }
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/**
+ * The statements (as CTEs) that bring a proposal's sealed-part rows in line with an update
+ * that applied (`updated`), and the conditions that refuse one that would change a part:
+ * the snapshot is kept (null deletes it); the output is kept or added where there is none
+ * (null deletes it). Empty for a part the update leaves null.
+ */
+function envelopeUpdate(
+  q: string,
+  tenant: string,
+  proposal: string,
+  r: ProposalRecord,
+): { readonly conditions: string[]; readonly effects: string[] } {
+  const texts = envelopeTexts(r);
+  const stored = (part: EnvelopePart) => `${q}.proposal_envelopes e
+    WHERE e.tenant = ${tenant} AND e.proposal = ${proposal} AND e.part = '${part}'`;
+  const conditions: string[] = [];
+  const effects: string[] = [];
+  for (const part of Object.values(EnvelopePart)) {
+    const text = texts[part];
+    if (text === null) {
+      effects.push(`${part}_gone AS (DELETE FROM ${q}.proposal_envelopes e USING updated u
+        WHERE e.tenant = u.tenant AND e.proposal = u.proposal AND e.part = '${part}')`);
+    } else if (part === EnvelopePart.snapshot) {
+      conditions.push(`EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope = ${literal(text)})`);
+    } else {
+      conditions.push(
+        `NOT EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope <> ${literal(text)})`,
+      );
+      effects.push(`${part}_kept AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+        SELECT tenant, proposal, '${part}', ${literal(text)} FROM updated
+        ON CONFLICT (tenant, proposal, part) DO NOTHING)`);
+    }
+  }
+  return { conditions, effects };
+}
+
+/** The proposal write of a commit (see `commitStatements`), answering 1 when it applied. */
+function proposalStatement(q: string, write: StoreCommit): string | undefined {
+  const change = write.proposal;
+  if (change === undefined) return undefined;
+  const r = change.record;
+  const tenant = literal(write.tenant);
+  const proposal = literal(r.proposal);
+  const columns = {
+    revision: literal(r.revision),
+    status: literal(r.status),
+    effect_scope: literal(r.effectScope),
+    created_at_ms: literal(r.createdAtMs),
+    due_at_ms: literal(r.dueAtMs),
+    expires_at_ms: literal(r.expiresAtMs),
+    action_type: literal(r.actionType),
+    record: literal(encodeJson(recordWithoutEnvelopes(r))),
+  };
+  if (change.kind === 'insert') {
+    const texts = envelopeTexts(r);
+    const parts = Object.values(EnvelopePart).flatMap((part) => {
+      const text = texts[part];
+      return text === null ? [] : [`('${part}', ${literal(text)})`];
+    });
+    const insert = `INSERT INTO ${q}.proposals
+      (tenant, proposal, ${Object.keys(columns).join(', ')})
+      VALUES (${tenant}, ${proposal}, ${Object.values(columns).join(', ')})
+      ON CONFLICT (tenant, proposal) DO NOTHING`;
+    if (parts.length === 0) return insert;
+    // The sealed parts are written only with the proposal row; the count is the proposal's.
+    return `WITH inserted AS (${insert} RETURNING tenant, proposal),
+      sealed AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+        SELECT i.tenant, i.proposal, v.part, v.envelope
+        FROM inserted i CROSS JOIN (VALUES ${parts.join(', ')}) AS v (part, envelope)
+        ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)
+      SELECT 1 FROM inserted`;
+  }
+  // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
+  // wait, then PostgreSQL re-checks the condition on the row it committed. An update that
+  // would change a sealed part matches no row either (and is refused).
+  const { conditions, effects } = envelopeUpdate(q, tenant, proposal, r);
+  const update = `UPDATE ${q}.proposals SET ${Object.entries(columns)
+    .map(([column, value]) => `${column} = ${value}`)
+    .join(', ')}
+    WHERE tenant = ${tenant} AND proposal = ${proposal}
+    AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}
+    ${conditions.map((condition) => `AND ${condition}`).join('\n    ')}`;
+  if (effects.length === 0) return update;
+  return `WITH updated AS (${update} RETURNING tenant, proposal),
+    ${effects.join(',\n    ')}
+    SELECT 1 FROM updated`;
+}
+
+/**
+ * A commit's writes, built before it is queued so the batch spends no time on JSON while it
+ * holds the chain heads: the proposal write, the claim insert and one insert per evidence item,
+ * in that order, each answering with its row count (1 when it applied).
+ */
+export function commitStatements(q: string, write: StoreCommit): string[] {
+  const statements: string[] = [];
+  const tenant = literal(write.tenant);
+  const proposal = proposalStatement(q, write);
+  if (proposal !== undefined) statements.push(proposal);
+  if (write.claim !== undefined) {
+    const { effectScope, proposal, atMs } = write.claim;
+    statements.push(`INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
+      VALUES (${tenant}, ${literal(effectScope)}, ${literal(proposal)}, ${literal(atMs)})
+      ON CONFLICT (tenant, effect_scope) DO NOTHING`);
+  }
+  for (const item of write.evidence ?? []) {
+    statements.push(`INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
+      VALUES (${tenant}, ${literal(item.proposal)}, ${literal(item.evidenceDigest)}, ${literal(encodeJson(item))})
+      ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING`);
+  }
+  return statements;
+}
+
+/** Locks the chain heads of `tenants` that exist, in PostgreSQL's tenant order. */
+export function selectHeadsSql(q: string, tenants: readonly string[]): string {
+  return `SELECT tenant, sequence, hash FROM ${q}.ledger_heads
+    WHERE tenant IN (${tenants.map(literal).join(', ')}) ORDER BY tenant FOR UPDATE`;
+}
+
+/** Creates empty (sequence 0) chain heads for `tenants`, keeping any that exist. */
+export function createHeadsSql(q: string, tenants: readonly string[]): string {
+  const values = tenants.map((tenant) => `(${literal(tenant)}, 0, ${literal(GENESIS_HASH)})`);
+  return `INSERT INTO ${q}.ledger_heads (tenant, sequence, hash)
+    VALUES ${values.join(', ')} ON CONFLICT (tenant) DO NOTHING`;
+}
+
+/** One sealed event as a `VALUES` row of {@link appendEventsSql}. */
+export function eventRowSql(event: LedgerEvent): string {
+  return `(${literal(event.tenant)}, ${literal(event.sequence)}, ${literal(event.proposal)}, ${literal(event.hash)}, ${literal(encodeJson(event))})`;
+}
+
+/** Appends sealed events given as {@link eventRowSql} rows. */
+export function appendEventsSql(q: string, rows: readonly string[]): string {
+  return `INSERT INTO ${q}.ledger_events (tenant, sequence, proposal, hash, event) VALUES ${rows.join(',\n')}`;
+}
+
+/**
+ * Moves each tenant's head from the value locked at the start (`was`) to `to`, and asserts
+ * after the write what sealing assumed: every head moved, each from the locked value. Otherwise
+ * the division fails, and COMMIT with it.
+ */
+export function moveHeadsSql(
+  q: string,
+  moves: readonly { tenant: string; to: LedgerHead; was: LedgerHead }[],
+): string {
+  const rows = moves.map(
+    ({ tenant, to, was }) =>
+      `(${literal(tenant)}, ${literal(to.sequence)}::bigint, ${literal(to.hash)}, ${literal(was.sequence)}::bigint)`,
+  );
+  return `WITH moved AS (
+      UPDATE ${q}.ledger_heads AS h SET sequence = v.sequence, hash = v.hash
+      FROM (VALUES ${rows.join(', ')}) AS v (tenant, sequence, hash, was)
+      WHERE h.tenant = v.tenant AND h.sequence = v.was RETURNING 1)
+    SELECT 1 / (CASE WHEN count(*) = ${moves.length} THEN 1 ELSE 0 END) FROM moved`;
+}
+
+/** Parameterised statements: the rare commit paths, the reads and retention. */
+export function parameterisedSql(q: string) {
+  // A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`.
+  const columns = `p.tenant, p.proposal, p.revision, p.status, p.record,
+    s.envelope AS snapshot, o.envelope AS output`;
+  const from = `${q}.proposals p
+    LEFT JOIN ${q}.proposal_envelopes s
+      ON s.tenant = p.tenant AND s.proposal = p.proposal AND s.part = 'snapshot'
+    LEFT JOIN ${q}.proposal_envelopes o
+      ON o.tenant = p.tenant AND o.proposal = p.proposal AND o.part = 'output'`;
+  const proposal = `${columns} FROM ${from}`;
+  return {
+    getProposal: `SELECT ${proposal} WHERE p.tenant = $1 AND p.proposal = $2`,
+    lockClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
+      WHERE tenant = $1 AND effect_scope = $2 FOR UPDATE`,
+    passClaim: `UPDATE ${q}.effect_claims SET proposal = $3, claimed_at_ms = $4
+      WHERE tenant = $1 AND effect_scope = $2`,
+    ownerStatus: `SELECT status FROM ${q}.proposals WHERE tenant = $1 AND proposal = $2`,
+    lockHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 FOR UPDATE`,
+    listByEffect: `SELECT ${proposal} WHERE p.tenant = $1 AND p.effect_scope = $2
+      ORDER BY p.created_at_ms DESC, p.proposal DESC LIMIT $3`,
+    getClaim: `SELECT proposal, claimed_at_ms FROM ${q}.effect_claims
+      WHERE tenant = $1 AND effect_scope = $2`,
+    listEvidence: `SELECT tenant, proposal, evidence_digest, record FROM ${q}.authority_evidence
+      WHERE tenant = $1 AND proposal = $2 ORDER BY position`,
+    findEvidence: `SELECT record FROM ${q}.authority_evidence
+      WHERE tenant = $1 AND proposal = $2 AND evidence_digest = $3`,
+    listDue: `SELECT ${proposal} WHERE p.tenant = $1 AND p.due_at_ms IS NOT NULL
+      AND p.due_at_ms <= $2 AND p.status = ANY($3::text[])
+      ORDER BY p.due_at_ms, p.proposal LIMIT $4`,
+    readLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
+      WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
+      ORDER BY sequence LIMIT $4`,
+    // One ordered index range per status (LATERAL), merged: each reads at most `limit` rows.
+    listProposals: `SELECT l.tenant, l.proposal, l.revision, l.status, l.record, l.snapshot, l.output
+      FROM unnest($1::text[]) AS wanted (status) CROSS JOIN LATERAL (
+        SELECT ${columns}, p.expires_at_ms FROM ${from} WHERE p.status = wanted.status
+          AND ($2::text IS NULL OR p.tenant = $2::text)
+          AND ($3::text IS NULL OR p.action_type = $3::text)
+          AND ($4::bigint IS NULL
+            OR (p.expires_at_ms, p.tenant, p.proposal) > ($4::bigint, $5::text, $6::text))
+        ORDER BY p.expires_at_ms, p.tenant, p.proposal LIMIT $7) AS l
+      ORDER BY l.expires_at_ms, l.tenant, l.proposal LIMIT $7`,
+    findEvent: `SELECT hash FROM ${q}.ledger_events WHERE tenant = $1 AND sequence = $2`,
+    ledgerHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 AND sequence > 0`,
+    lastEventThrough: `SELECT sequence, hash FROM ${q}.ledger_events
+      WHERE tenant = $1 AND sequence <= $2 ORDER BY sequence DESC LIMIT 1`,
+    deleteEventsThrough: `DELETE FROM ${q}.ledger_events WHERE tenant = $1 AND sequence <= $2`,
+    setCheckpoint: `UPDATE ${q}.ledger_heads SET checkpoint_sequence = $2, checkpoint_hash = $3
+      WHERE tenant = $1`,
+    checkpoint: `SELECT checkpoint_sequence, checkpoint_hash FROM ${q}.ledger_heads WHERE tenant = $1`,
+  } as const;
+}
+
+/** The statements of {@link parameterisedSql}. */
+export type PostgresStatements = ReturnType<typeof parameterisedSql>;

@@ -1,0 +1,184 @@
+/**
+ * Group commit for the SQLite store (decision 020): the commits that arrive in the same tick
+ * share one immediate transaction and one fsync, each inside its own savepoint; callers are
+ * settled only after the outer COMMIT succeeded.
+ */
+import type Database from 'better-sqlite3';
+import type { StoreCommit, StoreCommitResult } from '../../core/store.js';
+import { applyCommit, type SqliteCommitContext } from './sqlite-commit.js';
+import { translateError } from './sqlite-errors.js';
+import { scrubFile } from './sqlite-file.js';
+
+interface PendingCommit {
+  readonly write: StoreCommit;
+  readonly resolve: (result: StoreCommitResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Settled =
+  | { readonly ok: true; readonly result: StoreCommitResult }
+  | { readonly ok: false; readonly error: unknown };
+
+/** Queues commits and flushes them a tick at a time. */
+export interface SqliteCommitQueue {
+  /** Queues a commit; settles after the batch holding it committed (or failed). */
+  enqueue(write: StoreCommit): Promise<StoreCommitResult>;
+  /** Resolves once nothing is queued or flushing (for `close`). */
+  drained(): Promise<void>;
+  /**
+   * Truncates the WAL (done after every batch that erased a snapshot; `force` does it even if
+   * none is due); true when no erased snapshot can be left in the WAL.
+   */
+  scrub(force: boolean): boolean;
+}
+
+/** Creates the commit queue of one open database. */
+export function createSqliteCommitQueue(
+  db: Database.Database,
+  context: SqliteCommitContext,
+  path: string,
+): SqliteCommitQueue {
+  const { statements } = context;
+  let queue: PendingCommit[] = [];
+  let flushScheduled = false;
+  let signalDrained: (() => void) | undefined;
+  /** The batch being applied deleted a snapshot (its COMMIT then makes a scrub due). */
+  let erasedInBatch = false;
+  /** A snapshot was erased and the WAL may still hold its old page. */
+  let scrubDue = false;
+
+  /** Truncates the WAL if an erasure left old pages in it; never fails a caller. */
+  const scrub = (): boolean => {
+    try {
+      if (scrubFile(db)) scrubDue = false;
+    } catch {
+      // The commit stands; the next batch or purgeErased() tries again.
+    }
+    return !scrubDue;
+  };
+
+  const abortTransaction = (): void => {
+    if (!db.inTransaction) return;
+    try {
+      statements.rollback.run();
+    } catch {
+      // The connection is unusable; the next BEGIN will report it.
+    }
+  };
+
+  const finishFlush = (): void => {
+    if (queue.length > 0) {
+      flushScheduled = true;
+      setImmediate(flush);
+    } else if (signalDrained !== undefined) {
+      signalDrained();
+      signalDrained = undefined;
+    }
+  };
+
+  /**
+   * Applies each commit of the open transaction in its own savepoint. Returns each caller's
+   * outcome, or the error that ended the whole transaction (then nothing of the batch stands).
+   */
+  const applyAll = (
+    batch: readonly PendingCommit[],
+  ): { settled: Settled[] } | { failed: unknown } => {
+    const settled: Settled[] = [];
+    erasedInBatch = false;
+    for (const pending of batch) {
+      try {
+        statements.savepoint.run();
+      } catch (error) {
+        abortTransaction();
+        return { failed: error };
+      }
+      try {
+        const { result, deletedEnvelope } = applyCommit(context, pending.write);
+        if (result.kind !== 'committed') statements.rollbackToSavepoint.run();
+        statements.releaseSavepoint.run();
+        settled.push({ ok: true, result });
+        if (deletedEnvelope) erasedInBatch = true;
+      } catch (error) {
+        // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the
+        // batch is stored, so every caller gets the error.
+        if (!db.inTransaction) return { failed: error };
+        try {
+          statements.rollbackToSavepoint.run();
+          statements.releaseSavepoint.run();
+        } catch (rollbackError) {
+          abortTransaction();
+          return { failed: rollbackError };
+        }
+        settled.push({ ok: false, error: translateError(error, path) });
+      }
+    }
+    return { settled };
+  };
+
+  /** Runs the batch in one immediate transaction: each caller's outcome, or the error for all. */
+  const runTransaction = (
+    batch: readonly PendingCommit[],
+  ): { settled: Settled[] } | { failed: unknown } => {
+    try {
+      statements.begin.run();
+    } catch (error) {
+      return { failed: error };
+    }
+    const applied = applyAll(batch);
+    if ('failed' in applied) return applied;
+    try {
+      statements.commit.run();
+    } catch (error) {
+      abortTransaction();
+      return { failed: error };
+    }
+    if (erasedInBatch) scrubDue = true;
+    if (scrubDue) scrub();
+    return applied;
+  };
+
+  /**
+   * Runs every queued commit in one immediate transaction, each inside its own savepoint, and
+   * settles the callers only after the outer COMMIT (and so after the sync) succeeded.
+   */
+  const flush = (): void => {
+    flushScheduled = false;
+    const batch = queue;
+    queue = [];
+    const outcome = batch.length === 0 ? { settled: [] } : runTransaction(batch);
+    if ('failed' in outcome) {
+      const translated = translateError(outcome.failed, path);
+      for (const pending of batch) pending.reject(translated);
+    } else {
+      for (const [index, pending] of batch.entries()) {
+        const settled = outcome.settled[index];
+        if (settled === undefined) pending.reject(new Error('unreachable: missing outcome'));
+        else if (settled.ok) pending.resolve(settled.result);
+        else pending.reject(settled.error);
+      }
+    }
+    finishFlush();
+  };
+
+  return {
+    enqueue(write) {
+      return new Promise<StoreCommitResult>((resolve, reject) => {
+        queue.push({ write, resolve, reject });
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+    scrub(force) {
+      if (force) scrubDue = true;
+      return scrubDue ? scrub() : true;
+    },
+    drained() {
+      if (!flushScheduled && queue.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        signalDrained = resolve;
+      });
+    },
+  };
+}
