@@ -4,7 +4,7 @@
  * line before anyone is answered.
  */
 import { type IdempotencyScope, savedResponseChange } from './data-plane-idempotency.js';
-import { WriteOutcome } from './observations.js';
+import { RequestPhase, WriteOutcome } from './observations.js';
 import type { RequestExchange } from './request-exchange.js';
 import type { SandboxRuntime } from './sandbox-runtime.js';
 import type {
@@ -30,6 +30,7 @@ export async function executeAndCommit(
   request: ProviderRequest,
   scope: IdempotencyScope | undefined,
 ): Promise<ProviderResponse> {
+  exchange.phase = RequestPhase.committing;
   const result = operation.execute(input, executeContext(runtime), request);
   const changes = [...(result.write?.changes ?? [])];
   if (scope !== undefined) {

@@ -5,7 +5,7 @@
  * Every request that reaches the commit point leaves exactly one trace entry.
  */
 import type { FaultSpec } from './fault-plan.js';
-import { RequestDecision, ResponseDelivery } from './observations.js';
+import { RequestDecision, RequestPhase, ResponseDelivery } from './observations.js';
 import type { RequestExchange, TracePoint } from './request-exchange.js';
 import type { HeldRequest, SandboxRuntime } from './sandbox-runtime.js';
 import type { ProviderErrorShapes, ProviderResponse } from './sandbox-types.js';
@@ -64,12 +64,16 @@ export async function waitBeforeWrite(
   held: Omit<HeldRequest, 'holdId' | 'heldAt' | 'requestIndex' | 'requestId'>,
 ): Promise<boolean> {
   const { fault, exchange, runtime } = commit;
-  if (fault?.kind === 'latency') await runtime.sleep(fault.latencyMs);
+  if (fault?.kind === 'latency') {
+    exchange.phase = RequestPhase.delayed;
+    await runtime.sleep(fault.latencyMs);
+  }
   if (exchange.outlivedReset()) {
     exchange.abandon();
     return false;
   }
   if (fault?.kind !== 'hold') return true;
+  exchange.phase = RequestPhase.held;
   const hold = runtime.hold({
     ...held,
     requestId: exchange.requestId,
@@ -100,6 +104,7 @@ export async function deliverAnswer(
       return;
     case 'hang_after_write':
       exchange.observation.decision = RequestDecision.faulted;
+      exchange.phase = RequestPhase.hanging;
       exchange.trace(point, ResponseDelivery.hung, null);
       await runtime.sleep(fault.hangMs ?? defaultHangMs);
       exchange.drop(RequestDecision.faulted, ResponseDelivery.hung);

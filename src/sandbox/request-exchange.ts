@@ -6,7 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FaultKind } from './fault-plan.js';
-import { RequestDecision, ResponseDelivery, WriteOutcome } from './observations.js';
+import {
+  type InFlightRequest,
+  RequestDecision,
+  type RequestFacts,
+  RequestPhase,
+  ResponseDelivery,
+  WriteOutcome,
+} from './observations.js';
 import type { SandboxRuntime } from './sandbox-runtime.js';
 import type { ProviderDefinition, ProviderResponse } from './sandbox-types.js';
 
@@ -38,9 +45,12 @@ export class RequestExchange {
   readonly rawQuery: string;
   readonly receivedAt: string;
   readonly observation: ExchangeObservation;
+  /** Where the request is until it finishes (shown in the observations' `inFlight`). */
+  phase: RequestPhase = RequestPhase.receiving;
   private readonly startedMs = performance.now();
   private readonly epoch: number;
   private recorded = false;
+  private readonly untrack: () => void;
 
   constructor(
     private readonly runtime: SandboxRuntime,
@@ -69,6 +79,34 @@ export class RequestExchange {
       effectKey: null,
       receiptId: null,
     };
+    this.untrack = runtime.log.track(() => this.inFlightView());
+  }
+
+  /** The request has finished (answered, dropped or abandoned): it leaves `inFlight`. */
+  finish(): void {
+    this.untrack();
+  }
+
+  private inFlightView(): InFlightRequest {
+    return { ...this.facts(), phase: this.phase };
+  }
+
+  private facts(): RequestFacts {
+    const observation = this.observation;
+    return {
+      sequence: this.sequence,
+      requestId: this.requestId,
+      receivedAt: this.receivedAt,
+      provider: observation.provider,
+      operation: observation.operation,
+      method: this.method,
+      path: this.pathname.slice(0, 200),
+      fault: observation.fault,
+      writeOutcome: observation.writeOutcome,
+      idempotencyKey: observation.idempotencyKey,
+      effectKey: observation.effectKey,
+      receiptId: observation.receiptId,
+    };
   }
 
   /** A reset happened while this request was in flight: it belongs to the old world. */
@@ -85,24 +123,12 @@ export class RequestExchange {
   record(delivery: ResponseDelivery, status: number | null): void {
     if (this.recorded || this.outlivedReset()) return;
     this.recorded = true;
-    const observation = this.observation;
     this.runtime.log.recordRequest({
-      sequence: this.sequence,
-      requestId: this.requestId,
-      receivedAt: this.receivedAt,
-      provider: observation.provider,
-      operation: observation.operation,
-      method: this.method,
-      path: this.pathname.slice(0, 200),
-      role: observation.role,
-      decision: observation.decision,
+      ...this.facts(),
+      role: this.observation.role,
+      decision: this.observation.decision,
       status,
       delivery,
-      fault: observation.fault,
-      writeOutcome: observation.writeOutcome,
-      idempotencyKey: observation.idempotencyKey,
-      effectKey: observation.effectKey,
-      receiptId: observation.receiptId,
       durationMs: Math.round((performance.now() - this.startedMs) * 1000) / 1000,
     });
   }

@@ -317,13 +317,11 @@ async function runStep(state: RunState, step: PlanStep): Promise<void> {
 
 const QUIESCENCE_TIMEOUT_MS = 10_000;
 
-/** Waits until every request the sandbox traced has completed; returns how many have not. */
+/** Waits until no data-plane request is in flight (hanging, held, …); returns how many still are. */
 async function waitForQuiescence(sandbox: RunningSandbox, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const observations = await sandbox.control.observations();
-    const completed = new Set(observations.requests.map((request) => request.requestId));
-    const pending = observations.trace.filter((entry) => !completed.has(entry.requestId)).length;
+    const pending = (await sandbox.control.observations()).inFlight.length;
     if (pending === 0 || Date.now() >= deadline) return pending;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -474,11 +474,17 @@ const listRefunds = defineOperation<ListRefundsInput>({
       start = Math.max(0, end - input.limit);
     }
     const page = refunds.slice(start, Math.min(end, start + input.limit));
+    // Forward, more means older objects past the page; backward (ending_before), newer ones
+    // before it: the client's auto-pagination follows `has_more` either way.
+    const hasMore =
+      input.endingBefore !== undefined && input.startingAfter === undefined
+        ? start > 0
+        : start + page.length < end;
     return {
       response: ok({
         object: 'list',
         data: page,
-        has_more: start + page.length < end,
+        has_more: hasMore,
         url: '/v1/refunds',
       }),
     };
