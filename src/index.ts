@@ -106,3 +106,14 @@ export {
 export type { GuardConfig } from './create-guard.js';
 export { createGuard } from './create-guard.js';
 export { createMemoryStore } from './stores/memory/memory-store.js';
+export type {
+  ExpectedHead,
+  LedgerLinesVerdict,
+  LedgerTenantHead,
+  VerifyLedgerOptions,
+} from './verify/ledger-lines.js';
+export {
+  LedgerFileFailure,
+  parseExpectedHead,
+  verifyLedgerLines,
+} from './verify/ledger-lines.js';
