@@ -4,7 +4,13 @@
  * Effect convention: the guard puts its effect key in `metadata[sideguard_effect]`.
  */
 import { type FormValue, parseForm, parseFormPairs } from '../../form-encoding.js';
-import { basicCredentials, bearerToken, epochSeconds, isSafeId } from '../../provider-kit.js';
+import {
+  basicCredentials,
+  bearerToken,
+  epochSeconds,
+  isSafeId,
+  stringMember,
+} from '../../provider-kit.js';
 import {
   defineOperation,
   type ExecuteContext,
@@ -612,6 +618,8 @@ export const paymentsProvider: ProviderDefinition = {
   requestIdHeader: 'Request-Id',
   requestId: (token) => `req_${token}`,
   idempotency: paymentsIdempotency,
+  effectOf: (collection, record) =>
+    collection === 'refunds' ? stringMember(record.metadata, paymentsEffectMetadataKey) : null,
   seed: (seed) => seedPayments(seed),
 };
 
