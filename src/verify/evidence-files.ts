@@ -9,7 +9,14 @@ import type { LedgerEvent } from '../core/ledger.js';
 import type { RequestObservation } from '../sandbox/observations.js';
 import type { SandboxReceipt } from '../sandbox/state-store.js';
 import { verifyLedgerLines } from './ledger-lines.js';
-import { type ScenarioManifest, scenarioArtifactPaths } from './scenario-runner.js';
+import {
+  type ScenarioManifest,
+  type StoreRecordEvidence,
+  scenarioArtifactPaths,
+} from './scenario-artifacts.js';
+
+export type { StoreRecordEvidence } from './scenario-artifacts.js';
+
 import { VerifierInputError } from './verifier-errors.js';
 
 /** A receipt the sandbox issued for a committed write (the fields the judge reads). */
@@ -53,14 +60,6 @@ export interface SandboxEvidence {
     readonly requests: readonly SandboxRequestEvidence[];
     readonly droppedEntryCount: number;
   };
-}
-
-/** One proposal's record as the store held it after the run. */
-export interface StoreRecordEvidence {
-  readonly ref: string;
-  readonly proposal: string;
-  readonly status: string | null;
-  readonly snapshotPresent: boolean | null;
 }
 
 /** Everything the judge reads, parsed. */

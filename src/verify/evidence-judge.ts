@@ -11,10 +11,10 @@ import { buildEvidenceModel, WRITE_METHODS } from './evidence-model.js';
 import { judgeInvariants } from './invariants/judge-invariants.js';
 import { buildTimeline } from './report-timeline.js';
 import type { ReportProposal, ReportReceipt, ScenarioReport } from './report-types.js';
+import { scenarioArtifactPaths } from './scenario-artifacts.js';
 import { checkExpectations } from './scenario-expectations.js';
 import type { ActionPlan, Scenario, SupportCase } from './scenario-fixtures.js';
 import { labelOf } from './scenario-label.js';
-import { scenarioArtifactPaths } from './scenario-runner.js';
 
 export { readScenarioEvidence, type ScenarioEvidence } from './evidence-files.js';
 

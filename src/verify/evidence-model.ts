@@ -35,8 +35,20 @@ export interface EffectObject {
   readonly effectKey: string;
 }
 
+/** Authority evidence as the store held it, keyed by its digest in the ledger. */
+export interface StoredEvidence {
+  readonly proposal: string;
+  readonly evidenceDigest: string;
+  /** The evidence exactly as presented (bindings only). */
+  readonly evidence: unknown;
+}
+
 /** Everything an invariant may look at. */
 export interface EvidenceModel {
+  /** The tenant the run wrote under. */
+  readonly tenant: string;
+  /** The audience the guard's authority evidence must name, when the run recorded it. */
+  readonly audience: string | null;
   /** The tenant's whole ledger, in sequence order. */
   readonly events: readonly LedgerEvent[];
   /** Each proposal's replay, by proposal id. */
@@ -55,6 +67,13 @@ export interface EvidenceModel {
   readonly startedByEffect: ReadonlyMap<string, readonly LedgerEvent[]>;
   readonly chain: ScenarioEvidence['chain'];
   readonly records: readonly StoreRecordEvidence[];
+  /** The store's record of each proposal, by proposal id. */
+  readonly recordOf: ReadonlyMap<string, StoreRecordEvidence>;
+  /**
+   * The authority evidence the store held, by digest; `null` when the export predates evidence
+   * in the store records (nothing to check bindings against).
+   */
+  readonly storedEvidence: ReadonlyMap<string, StoredEvidence> | null;
   /** Values that must never appear in the ledger (I8). */
   readonly privateValues: readonly string[];
   /** The semantic effect key of a proposal, from its ledger events, or `null`. */
@@ -96,7 +115,22 @@ export function buildEvidenceModel(
     }
   }
   const state = sandbox.state;
+  const recordOf = new Map(evidence.records.map((record) => [record.proposal, record]));
+  const withEvidence = evidence.records.filter((record) => record.evidence !== undefined);
+  const storedEvidence =
+    withEvidence.length === 0 && evidence.records.length > 0
+      ? null
+      : new Map(
+          withEvidence.flatMap((record) =>
+            (record.evidence ?? []).map((entry): [string, StoredEvidence] => [
+              entry.evidenceDigest,
+              { proposal: record.proposal, ...entry },
+            ]),
+          ),
+        );
   return {
+    tenant: evidence.manifest.tenant,
+    audience: evidence.manifest.audience ?? null,
     events,
     replays,
     writes: sandbox.observations.receipts,
@@ -116,6 +150,8 @@ export function buildEvidenceModel(
     startedByEffect,
     chain: evidence.chain,
     records: evidence.records,
+    recordOf,
+    storedEvidence,
     privateValues,
     effectOf: effectOfReplay,
   };

@@ -5,8 +5,8 @@
  */
 import type { LedgerEvent, ProposalReplay } from '../core/ledger.js';
 import type { ExpectationCheck } from './report-types.js';
+import type { ScenarioManifest } from './scenario-artifacts.js';
 import type { Scenario } from './scenario-fixtures.js';
-import type { ScenarioManifest } from './scenario-runner.js';
 
 /** What the expectations are checked against. */
 export interface ObservedOutcome {
