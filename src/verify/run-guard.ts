@@ -3,21 +3,20 @@
  * broken on purpose, to prove the gate names the invariant a broken guarantee violates from the
  * evidence alone. Internal: no public entry exports this.
  */
-import type { Clock, Guard } from '../core/guard.js';
+import type { Breakage } from '../core/breakages.js';
+import { type Clock, createGuardCore, type Guard } from '../core/guard.js';
 import type { KeyRing } from '../core/key-ring.js';
 import type { GuardStore } from '../core/store.js';
 import { createGuard } from '../create-guard.js';
+import { randomIds, systemRandomBytes } from '../runtime-defaults.js';
 
 /**
  * A guard broken on purpose. Test-only: the gate run, its reports and its verdict are otherwise
  * ordinary, which is the point — the gate must fail from the evidence the broken guard leaves.
  */
 export interface GuardUnderTest {
-  /**
-   * Core breakages to switch on (`Breakage` of `src/core/breakages.ts`, such as
-   * `claim_never_blocks`, `resend_without_verification`, `tally_counts_expired`).
-   */
-  readonly breakages?: ReadonlySet<string>;
+  /** Core breakages to switch on (`src/core/breakages.ts`): one guarantee off each. */
+  readonly breakages?: ReadonlySet<Breakage>;
   /** Wraps the store the guard uses; the verifier still reads the evidence from the real one. */
   readonly wrapStore?: (store: GuardStore) => GuardStore;
 }
@@ -32,14 +31,18 @@ export interface RunGuardConfig {
 
 /** Builds the guard a scenario runs through (the real one unless a test broke it on purpose). */
 export function buildRunGuard(config: RunGuardConfig): Guard {
-  const breakages = config.underTest?.breakages;
-  if (breakages !== undefined && breakages.size > 0) {
-    // The core's breakage switch (`createGuardCore({ breakages })`) is not on this branch yet;
-    // refusing beats running an unbroken guard and calling the test a pass.
-    throw new Error(
-      `core breakages (${[...breakages].join(', ')}) need src/core/breakages.ts, which this build does not have`,
-    );
-  }
   const store = config.underTest?.wrapStore?.(config.store) ?? config.store;
-  return createGuard({ store, keyRing: config.keyRing, clock: config.clock });
+  const breakages = config.underTest?.breakages;
+  if (breakages === undefined || breakages.size === 0) {
+    return createGuard({ store, keyRing: config.keyRing, clock: config.clock });
+  }
+  // The public createGuard cannot break anything; the core's constructor can, for tests.
+  return createGuardCore({
+    store,
+    keyRing: config.keyRing,
+    clock: config.clock,
+    ids: randomIds,
+    randomBytes: systemRandomBytes,
+    breakages,
+  });
 }

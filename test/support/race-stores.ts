@@ -1,7 +1,7 @@
 /**
- * Store-level stand-ins for breaking a guarantee of the guard on purpose, until the core's own
- * breakage switch (`createGuardCore({ breakages })`) is available. Each wraps only the store the
- * guard sees; the verifier reads the evidence from the real store. Test-only.
+ * Store wrappers for gate tests: each wraps only the store the guard sees, while the verifier
+ * reads the evidence from the real store. Guarantees are broken with the core's own switch
+ * (`createGuardCore({ breakages })`); these set the stage for it. Test-only.
  */
 import type { GuardStore } from '../../src/core/store.js';
 
@@ -12,33 +12,6 @@ import type { GuardStore } from '../../src/core/store.js';
  */
 export function preparesMissEachOther(store: GuardStore): GuardStore {
   return wrap(store, { listProposalsByEffect: async () => [] });
-}
-
-/** The effect claim never blocks: every claim is taken under a scope of its own. */
-export function claimsNeverBlock(store: GuardStore): GuardStore {
-  let counter = 0;
-  return wrap(store, {
-    commit: (write) =>
-      store.commit(
-        write.claim === undefined
-          ? write
-          : {
-              ...write,
-              claim: { ...write.claim, effectScope: `${write.claim.effectScope}#${++counter}` },
-            },
-      ),
-  });
-}
-
-/** The approval tally counts expired approvals: the guard sees every approval as unexpired. */
-export function tallyCountsExpired(store: GuardStore): GuardStore {
-  return wrap(store, {
-    listEvidence: async (tenant, proposal) =>
-      (await store.listEvidence(tenant, proposal)).map((record) => ({
-        ...record,
-        expiresAtMs: Number.MAX_SAFE_INTEGER,
-      })),
-  });
 }
 
 function wrap(store: GuardStore, overrides: Partial<GuardStore>): GuardStore {
