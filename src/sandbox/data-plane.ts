@@ -94,23 +94,46 @@ async function handle(
   }
 }
 
+/** A request that passed every check before the commit point. */
+interface AdmittedRequest {
+  readonly provider: ProviderDefinition;
+  readonly operation: OperationDefinition;
+  readonly input: unknown;
+  readonly request: ProviderRequest;
+  /** The API key as sent (idempotency keys are scoped to it). */
+  readonly credential: string | undefined;
+}
+
 async function serveExchange(
   runtime: SandboxRuntime,
   origin: string,
   exchange: RequestExchange,
 ): Promise<void> {
-  const { observation, method, pathname, request, provider } = exchange;
-  const errors = provider?.errors ?? unroutedErrors;
+  const errors = exchange.provider?.errors ?? unroutedErrors;
+  const admitted = await admit(runtime, origin, exchange, errors);
+  if (admitted !== undefined) await atCommitPoint(runtime, exchange, errors, admitted);
+}
 
+/**
+ * Reserved headers, route, body size, identity, query encoding and the operation's own
+ * validation, in that order; answers the first failure and returns `undefined`.
+ */
+async function admit(
+  runtime: SandboxRuntime,
+  origin: string,
+  exchange: RequestExchange,
+  errors: ProviderErrorShapes,
+): Promise<AdmittedRequest | undefined> {
+  const { observation, method, pathname, request, provider } = exchange;
   const reserved = reservedHeaderIn(request.headers);
   if (reserved !== undefined) {
     exchange.send(errors.reservedHeader(reserved), RequestDecision.reservedHeader);
-    return;
+    return undefined;
   }
   const route = provider === undefined ? undefined : findRoute(provider, method, pathname);
   if (provider === undefined || route === undefined) {
     exchange.send(errors.notFoundRoute(method, pathname), RequestDecision.routeNotFound);
-    return;
+    return undefined;
   }
   const { operation, params } = route;
   observation.operation = operation.name;
@@ -122,21 +145,20 @@ async function serveExchange(
       RequestDecision.payloadTooLarge,
       { Connection: 'close' },
     );
-    return;
+    return undefined;
   }
   if (body.kind === 'aborted') {
     observation.decision = RequestDecision.aborted;
     exchange.record(ResponseDelivery.clientGone, null);
-    return;
+    return undefined;
   }
 
   const identity = checkIdentity(runtime, provider, operation.name, request.headers);
-  if (identity.kind === 'rejected') {
-    observation.role = identity.role;
-    exchange.send(identity.response, identity.decision);
-    return;
-  }
   observation.role = identity.role;
+  if (identity.kind === 'rejected') {
+    exchange.send(identity.response, identity.decision);
+    return undefined;
+  }
 
   const query = decodePairs(exchange.rawQuery);
   if (query === undefined) {
@@ -144,7 +166,7 @@ async function serveExchange(
       errors.badRequest('Invalid percent-encoding in the query string'),
       RequestDecision.invalid,
     );
-    return;
+    return undefined;
   }
   const providerRequest: ProviderRequest = {
     method,
@@ -160,11 +182,31 @@ async function serveExchange(
   const parsed = operation.parse(providerRequest);
   if (parsed.kind === 'invalid') {
     exchange.send(parsed.response, RequestDecision.invalid);
-    return;
+    return undefined;
   }
   observation.effectKey = parsed.effectKey;
+  // The key sent is evidence even where the provider ignores it (that is what a test looks at).
+  if (provider.idempotency !== undefined && operation.kind === 'write') {
+    observation.idempotencyKey = headerValue(request.headers, provider.idempotency.header) ?? null;
+  }
+  return {
+    provider,
+    operation,
+    input: parsed.input,
+    request: providerRequest,
+    credential: identity.credential,
+  };
+}
 
-  // The commit point: faults, idempotency, execution, persistence, delivery.
+/** The commit point: faults, idempotency, execution, persistence, delivery. */
+async function atCommitPoint(
+  runtime: SandboxRuntime,
+  exchange: RequestExchange,
+  errors: ProviderErrorShapes,
+  admitted: AdmittedRequest,
+): Promise<void> {
+  const { provider, operation } = admitted;
+  const { observation } = exchange;
   const decision = runtime.decideFault(provider.name, operation.name);
   observation.fault = decision.fault?.kind ?? null;
   const commit: CommitPoint = {
@@ -176,30 +218,21 @@ async function serveExchange(
   };
   if (faultBeforeExecution(commit)) return;
 
-  // The key sent is evidence even where the provider ignores it (that is what a test looks at).
-  if (provider.idempotency !== undefined && operation.kind === 'write') {
-    observation.idempotencyKey = headerValue(request.headers, provider.idempotency.header) ?? null;
-  }
   const gate = checkIdempotency(
     runtime,
     provider,
     operation,
-    request.headers,
-    identity.credential,
-    providerRequest,
+    exchange.request.headers,
+    admitted.credential,
+    admitted.request,
   );
   if (gate.kind === 'refuse') {
     sendTraced(commit, gate.response, gate.decision, gate.headers);
     return;
   }
   if (gate.kind === 'replay') {
-    await deliverAnswer(
-      commit,
-      gate.response,
-      RequestDecision.replayed,
-      gate.headers,
-      gate.bodyText,
-    );
+    const { response, headers, bodyText } = gate;
+    await deliverAnswer(commit, response, RequestDecision.replayed, headers, bodyText);
     return;
   }
 
@@ -218,8 +251,8 @@ async function serveExchange(
       exchange,
       provider,
       operation,
-      parsed.input,
-      providerRequest,
+      admitted.input,
+      admitted.request,
       gate.scope,
     );
   } finally {
