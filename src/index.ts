@@ -124,3 +124,14 @@ export {
   checkProposalListQuery,
   PROPOSAL_LIST_LIMITS,
 } from './stores/store-queries.js';
+export type {
+  ExpectedHead,
+  LedgerLinesVerdict,
+  LedgerTenantHead,
+  VerifyLedgerOptions,
+} from './verify/ledger-lines.js';
+export {
+  LedgerFileFailure,
+  parseExpectedHead,
+  verifyLedgerLines,
+} from './verify/ledger-lines.js';

@@ -56,13 +56,20 @@ const INPUT_ERRNO = new Set([
   'EEXIST',
 ]);
 
+/** Library error codes that mean the user's input (a file, a flag, an environment value) is unusable. */
+const INPUT_CODES = new Set([
+  'verifier_input_invalid',
+  'key_ring_environment_invalid',
+  'ledger_file_unreadable',
+  'ledger_head_invalid',
+  'ledger_head_ambiguous',
+]);
+
 /** 0 success, 1 a check failed (unsafe evidence, a broken chain), 2 bad input or usage. */
 function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof SideguardError) {
-    return error.code === 'verifier_input_invalid' || error.code === 'key_ring_environment_invalid'
-      ? ExitCode.usage
-      : ExitCode.failed;
+    return INPUT_CODES.has(error.code) ? ExitCode.usage : ExitCode.failed;
   }
   const errno = (error as { code?: unknown } | null)?.code;
   return typeof errno === 'string' && INPUT_ERRNO.has(errno) ? ExitCode.usage : ExitCode.failed;

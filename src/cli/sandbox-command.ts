@@ -8,12 +8,15 @@ import { parseFaultPlanJson } from '../sandbox/fault-plan.js';
 import { SandboxConfigError } from '../sandbox/sandbox-errors.js';
 import { type RunningSandbox, startSandbox } from '../sandbox/start-sandbox.js';
 import { CliError, ExitCode } from './cli-errors.js';
+import { registerSandboxControlCommands } from './sandbox-control-command.js';
 
 interface ServeOptions {
   readonly stateDir: string;
   readonly seed?: number;
   readonly port: number;
+  readonly host?: string;
   readonly controlPort: number;
+  readonly controlHost?: string;
   readonly controlSocket?: string;
   readonly faults?: string;
   readonly tokenFile?: string;
@@ -34,7 +37,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-/** Registers `sideguard sandbox` and its `serve` subcommand. */
+/** Registers `sideguard sandbox`: `serve`, and `reset`/`export`/`observe` for a running one. */
 export function registerSandboxCommand(program: Command): void {
   const sandbox = program
     .command('sandbox')
@@ -50,16 +53,21 @@ export function registerSandboxCommand(program: Command): void {
     )
     .option(
       '--port <n>',
-      'data-plane port on 127.0.0.1 (0 = any free port)',
+      'data-plane port (0 = any free port)',
       integerOption('--port', 0, 65_535),
       4510,
     )
     .option(
+      '--host <address>',
+      'data-plane address (0.0.0.0 or :: for every interface; the control plane stays on 127.0.0.1)',
+    )
+    .option(
       '--control-port <n>',
-      'control-plane port on 127.0.0.1 (0 = any free port)',
+      'control-plane port (0 = any free port)',
       integerOption('--control-port', 0, 65_535),
       4511,
     )
+    .option('--control-host <address>', 'control-plane address (default 127.0.0.1)')
     .option(
       '--control-socket <path>',
       'serve the control plane on this Unix socket (mode 0600) instead of a port',
@@ -92,6 +100,7 @@ export function registerSandboxCommand(program: Command): void {
             : ExitCode.failed;
       }
     });
+  registerSandboxControlCommands(sandbox);
 }
 
 async function serve(options: ServeOptions): Promise<void> {
@@ -112,6 +121,8 @@ async function serve(options: ServeOptions): Promise<void> {
   const running = await startSandbox({
     stateDir: options.stateDir,
     port: options.port,
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.controlHost === undefined ? {} : { controlHost: options.controlHost }),
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.controlSocket === undefined
       ? { controlPort: options.controlPort }
@@ -160,7 +171,7 @@ function printBanner(running: RunningSandbox, options: ServeOptions): void {
         : `from ${options.tokenFile ?? 'option'}`;
   const lines = [
     `sideguard sandbox: ${running.providers.join(', ')} (seed ${running.seed}, state ${running.stateDir})`,
-    `  data plane:    ${running.dataUrl}`,
+    `  data plane:    ${running.dataUrl}${options.host === undefined || running.dataUrl.includes(options.host) ? '' : ` (listening on ${options.host})`}`,
     `  control plane: ${control}`,
     `  control token: ${token}`,
     `  try: curl -s '${running.dataUrl}/v1/refunds?limit=3' -H 'Authorization: Bearer sk_test_sideguard_agent'`,

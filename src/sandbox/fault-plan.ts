@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { SandboxConfigError } from './sandbox-errors.js';
+import type { ProviderDefinition } from './sandbox-types.js';
 import { hashToUnit } from './seeded-random.js';
 
 /** Every fault kind, in the order a request meets them around the commit point. */
@@ -132,6 +133,47 @@ function formatPath(segments: readonly PropertyKey[]): string {
     else text += text === '' ? String(segment) : `.${String(segment)}`;
   }
   return text;
+}
+
+/**
+ * Checks that every rule can hit something among `providers`: a named provider must be enabled
+ * and have the named operation; a rule for every provider (`*`) must name an operation that at
+ * least one enabled provider has. A rule that can never match is a typo, so it is refused.
+ * Throws `SandboxConfigError` (`fault_plan_invalid`) naming the rule and what exists.
+ */
+export function checkFaultPlanTargets(
+  plan: FaultPlan,
+  providers: readonly ProviderDefinition[],
+): void {
+  const invalid = (message: string) =>
+    new SandboxConfigError('fault_plan_invalid', `Invalid fault plan: ${message}`);
+  const operationsOf = (provider: ProviderDefinition) =>
+    provider.operations.map((operation) => operation.name);
+  for (const [index, rule] of plan.rules.entries()) {
+    if (rule.provider === '*') {
+      if (rule.operation === '*') continue;
+      if (!providers.some((provider) => operationsOf(provider).includes(rule.operation))) {
+        const known = providers
+          .map((provider) => `${provider.name}: ${operationsOf(provider).join(', ')}`)
+          .join('; ');
+        throw invalid(
+          `rules[${index}].operation: ${JSON.stringify(rule.operation)} is not an operation of any enabled provider (${known})`,
+        );
+      }
+      continue;
+    }
+    const provider = providers.find((candidate) => candidate.name === rule.provider);
+    if (provider === undefined) {
+      throw invalid(
+        `rules[${index}].provider: ${JSON.stringify(rule.provider)} is not enabled (enabled: ${providers.map((p) => p.name).join(', ')})`,
+      );
+    }
+    if (rule.operation !== '*' && !operationsOf(provider).includes(rule.operation)) {
+      throw invalid(
+        `rules[${index}].operation: ${JSON.stringify(rule.operation)} is not an operation of ${provider.name} (operations: ${operationsOf(provider).join(', ')})`,
+      );
+    }
+  }
 }
 
 /** The fault chosen for one request, or none. */

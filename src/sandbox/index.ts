@@ -25,8 +25,11 @@ export { hashApiKey, type IdentityDecision, KeyTable, type SandboxApiKey } from 
 export {
   countWrites,
   type FaultTraceEntry,
+  type InFlightRequest,
   RequestDecision,
+  type RequestFacts,
   type RequestObservation,
+  RequestPhase,
   ResponseDelivery,
   type SandboxObservations,
   type WriteCounts,
@@ -81,10 +84,9 @@ export {
 export {
   ControlTokenSource,
   controlTokenEnvironmentVariable,
-  type RunningSandbox,
   type StartSandboxOptions,
-  startSandbox,
-} from './start-sandbox.js';
+} from './start-options.js';
+export { type RunningSandbox, startSandbox } from './start-sandbox.js';
 export {
   defaultSandboxSeed,
   type ProvidersState,

@@ -46,8 +46,8 @@ export const ResponseDelivery = {
 } as const;
 export type ResponseDelivery = (typeof ResponseDelivery)[keyof typeof ResponseDelivery];
 
-/** One data-plane request as observed. */
-export interface RequestObservation {
+/** What is known of any data-plane request, finished or not. */
+export interface RequestFacts {
   /** 1-based order of arrival since start or reset. */
   readonly sequence: number;
   readonly requestId: string;
@@ -58,18 +58,43 @@ export interface RequestObservation {
   readonly method: string;
   /** Path without the query, cut to 200 characters. */
   readonly path: string;
+  readonly fault: FaultKind | null;
+  readonly writeOutcome: WriteOutcome;
+  /** The idempotency key the request sent (recorded even where the provider ignores keys). */
+  readonly idempotencyKey: string | null;
+  readonly effectKey: string | null;
+  /** The receipt of the write this request committed, if any. */
+  readonly receiptId: string | null;
+}
+
+/** One finished data-plane request as observed. */
+export interface RequestObservation extends RequestFacts {
   readonly role: string | null;
   readonly decision: RequestDecision;
   /** Response status, or `null` when no response bytes were sent. */
   readonly status: number | null;
   readonly delivery: ResponseDelivery;
-  readonly fault: FaultKind | null;
-  readonly writeOutcome: WriteOutcome;
-  readonly idempotencyKey: string | null;
-  readonly effectKey: string | null;
-  /** The receipt of the write this request committed, if any. */
-  readonly receiptId: string | null;
   readonly durationMs: number;
+}
+
+/** Where a request that has not finished is. */
+export const RequestPhase = {
+  /** Arrived: its body, identity and parameters are being checked. */
+  receiving: 'receiving',
+  /** Waiting out a `latency` fault before execution. */
+  delayed: 'delayed',
+  /** Parked by a `hold` fault until released through the control plane. */
+  held: 'held',
+  /** Executing and persisting its write. */
+  committing: 'committing',
+  /** Its write is decided (see `writeOutcome`), its answer held back by `hang_after_write`. */
+  hanging: 'hanging',
+} as const;
+export type RequestPhase = (typeof RequestPhase)[keyof typeof RequestPhase];
+
+/** A data-plane request that has not finished yet: what is known so far, and where it is. */
+export interface InFlightRequest extends RequestFacts {
+  readonly phase: RequestPhase;
 }
 
 /** One fault decision (made for every valid, authorised request to an operation). */
@@ -107,6 +132,11 @@ export interface SandboxObservations {
   readonly receipts: readonly SandboxReceipt[];
   readonly requests: readonly RequestObservation[];
   readonly trace: readonly FaultTraceEntry[];
+  /**
+   * Requests that arrived and have not finished (receiving, delayed, held, committing or hanging),
+   * oldest first. A finished request moves to `requests`.
+   */
+  readonly inFlight: readonly InFlightRequest[];
   /** Oldest request/trace entries dropped to stay within the in-memory limit. */
   readonly droppedEntryCount: number;
 }
@@ -145,6 +175,7 @@ export function countWrites(receipts: readonly SandboxReceipt[]): WriteCounts {
 export class ObservationLog {
   private requestEntries: RequestObservation[] = [];
   private traceEntries: FaultTraceEntry[] = [];
+  private open = new Set<() => InFlightRequest>();
   private dropped = 0;
 
   /** @param maxEntries most entries kept per list; older ones are dropped and counted. @default 20 000 */
@@ -166,9 +197,20 @@ export class ObservationLog {
     }
   }
 
+  /**
+   * Shows a request in `inFlight` (described by `view`, read at each snapshot) until the returned
+   * function is called. A `clear` forgets it at once.
+   */
+  track(view: () => InFlightRequest): () => void {
+    const open = this.open;
+    open.add(view);
+    return () => open.delete(view);
+  }
+
   clear(): void {
     this.requestEntries = [];
     this.traceEntries = [];
+    this.open = new Set();
     this.dropped = 0;
   }
 
@@ -178,6 +220,7 @@ export class ObservationLog {
       receipts: [...receipts],
       requests: [...this.requestEntries],
       trace: [...this.traceEntries],
+      inFlight: [...this.open].map((view) => view()),
       droppedEntryCount: this.dropped,
     };
   }

@@ -103,6 +103,13 @@ export function unknownKeys(
   return Object.keys(value).filter((key) => !allowed.includes(key));
 }
 
+/** `value[key]` when `value` is a JSON object and that member is a string, else `null`. */
+export function stringMember(value: JsonValue | undefined, key: string): string | null {
+  if (!isJsonObject(value) || !Object.hasOwn(value, key)) return null;
+  const member = value[key];
+  return typeof member === 'string' ? member : null;
+}
+
 /** Seconds since the epoch, as Stripe's `created` fields count time. */
 export function epochSeconds(nowMs: number): number {
   return Math.floor(nowMs / 1000);

@@ -3,10 +3,14 @@
  * state, keys, the fault plan with its per-operation request counters, held requests and logs.
  */
 
-import { decideFault, type FaultDecision, type FaultPlan } from './fault-plan.js';
+import {
+  checkFaultPlanTargets,
+  decideFault,
+  type FaultDecision,
+  type FaultPlan,
+} from './fault-plan.js';
 import type { KeyTable } from './identity.js';
 import { ObservationLog, type SandboxObservations } from './observations.js';
-import { SandboxConfigError } from './sandbox-errors.js';
 import type { ProviderDefinition } from './sandbox-types.js';
 import { hashToken } from './seeded-random.js';
 import type { FileStateStore, ProvidersState } from './state-store.js';
@@ -105,10 +109,20 @@ export class SandboxRuntime {
     );
   }
 
-  /** The next request sequence number and a token for its id (deterministic per run). */
+  /**
+   * The next request sequence number (restarting at 1 after a reset) and a token for its id,
+   * deterministic per run and never repeated: it also counts opens of the state and resets.
+   */
   nextRequest(): { readonly sequence: number; readonly token: string } {
     this.requestSequence += 1;
-    const token = hashToken(14, this.seed, this.store.generation, 'request', this.requestSequence);
+    const token = hashToken(
+      14,
+      this.seed,
+      this.store.generation,
+      'request',
+      this.resetEpoch,
+      this.requestSequence,
+    );
     return { sequence: this.requestSequence, token };
   }
 
@@ -134,27 +148,7 @@ export class SandboxRuntime {
 
   /** Replaces (or clears, with `null`) the fault plan; request indices restart at 0. */
   setFaultPlan(plan: FaultPlan | null): void {
-    if (plan !== null) {
-      for (const [index, rule] of plan.rules.entries()) {
-        const provider = rule.provider === '*' ? undefined : this.providers.get(rule.provider);
-        if (rule.provider !== '*' && provider === undefined) {
-          throw new SandboxConfigError(
-            'fault_plan_invalid',
-            `Invalid fault plan: rules[${index}].provider: ${JSON.stringify(rule.provider)} is not enabled (enabled: ${[...this.providers.keys()].join(', ')})`,
-          );
-        }
-        if (
-          provider !== undefined &&
-          rule.operation !== '*' &&
-          !provider.operations.some((op) => op.name === rule.operation)
-        ) {
-          throw new SandboxConfigError(
-            'fault_plan_invalid',
-            `Invalid fault plan: rules[${index}].operation: ${JSON.stringify(rule.operation)} is not an operation of ${provider.name} (operations: ${provider.operations.map((op) => op.name).join(', ')})`,
-          );
-        }
-      }
-    }
+    if (plan !== null) checkFaultPlanTargets(plan, [...this.providers.values()]);
     this.faultPlan = plan;
     this.requestIndices = new Map();
   }

@@ -172,6 +172,12 @@ export interface ProviderDefinition {
   /** Adds request-specific fields to a response (HubSpot's `correlationId` on errors). */
   finalize?(response: ProviderResponse, requestId: string): ProviderResponse;
   readonly idempotency?: IdempotencySupport;
+  /**
+   * The semantic effect key an object in state carries, per this provider's convention (a
+   * refund's `metadata[sideguard_effect]`), or `null`. Lets a verifier match the provider's
+   * objects with its receipts without knowing the provider's shapes.
+   */
+  effectOf?(collection: string, record: JsonRecord): string | null;
   /** Seed records per collection, deterministic from `seed`; small enough to read. */
   seed(seed: number, nowMs: number): Readonly<Record<string, readonly JsonRecord[]>>;
 }

@@ -7,8 +7,7 @@ import { createManualClock } from '../core/clock.js';
 import { createDevelopmentKeyRing } from '../core/key-ring.js';
 import { createGuard } from '../create-guard.js';
 import { defineRefundAction, defineRefundAndCloseAction } from './refund-actions.js';
-import type { StoreLocation } from './scenario-runner.js';
-import { openStore } from './store-location.js';
+import { openStore, type StoreLocation } from './store-location.js';
 
 interface WorkerConfig {
   readonly store: StoreLocation;

@@ -15,12 +15,14 @@ import { judgeScenario, readScenarioEvidence } from './evidence-judge.js';
 import { renderIndexHtml } from './report-html.js';
 import { renderScenarioMarkdown } from './report-markdown.js';
 import type { GateSummary, ScenarioReport } from './report-types.js';
+import type { GuardUnderTest } from './run-guard.js';
+import { scenarioArtifactPaths } from './scenario-artifacts.js';
 import {
   loadScenarioCatalogue,
   type Scenario,
   type ScenarioCatalogue,
 } from './scenario-fixtures.js';
-import { runScenario, scenarioArtifactPaths } from './scenario-runner.js';
+import { runScenario } from './scenario-runner.js';
 import { describeStore, openStore, parseStoreLocation } from './store-location.js';
 import { VerifierInputError } from './verifier-errors.js';
 
@@ -54,6 +56,11 @@ export interface GateOptions {
    * @default true
    */
   readonly writeSummary?: boolean;
+  /**
+   * Test-only, never set by the CLI: run the scenarios through a guard broken on purpose, to
+   * prove the gate names the invariant the breakage violates. @internal
+   */
+  readonly underTest?: GuardUnderTest;
 }
 
 /** What a gate run produced. */
@@ -239,6 +246,7 @@ export async function runGate(options: GateOptions = {}): Promise<GateRun> {
       keyRingLabel: VERIFIER_KEY_LABEL,
       sandboxes: { honour, ignore },
       runId,
+      underTest: options.underTest,
     };
     for (const [index, scenario] of scenarios.entries()) {
       options.progress?.(`[${index + 1}/${scenarios.length}] ${scenario.name}`);

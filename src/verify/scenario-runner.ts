@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ActionDefinition } from '../core/action.js';
@@ -14,7 +13,6 @@ import { buildAuthorityEvidence } from '../core/evidence.js';
 import type { Guard } from '../core/guard.js';
 import type { KeyRing } from '../core/key-ring.js';
 import type { GuardStore } from '../core/store.js';
-import { createGuard } from '../create-guard.js';
 import type { RunningSandbox } from '../sandbox/start-sandbox.js';
 import { providerRequest } from './provider-client.js';
 import {
@@ -23,6 +21,9 @@ import {
   type ProviderEndpoints,
   readRefundFacts,
 } from './refund-actions.js';
+import { buildRunGuard, type GuardUnderTest } from './run-guard.js';
+import type { ScenarioManifest } from './scenario-artifacts.js';
+import { writeScenarioEvidence } from './scenario-evidence-writer.js';
 import {
   type ActionPlan,
   bindCaseArguments,
@@ -31,43 +32,7 @@ import {
   type ScenarioCatalogue,
   type SupportCase,
 } from './scenario-fixtures.js';
-
-/** Where the evidence of one scenario is written, relative to the output directory. */
-export function scenarioArtifactPaths(name: string) {
-  return {
-    ledger: join('ledgers', `${name}.jsonl`),
-    manifest: join('ledgers', `${name}.manifest.json`),
-    records: join('ledgers', `${name}.store.json`),
-    sandbox: join('sandbox_state', `${name}.json`),
-    markdown: join('reports', `${name}.md`),
-    json: join('reports', `${name}.json`),
-  } as const;
-}
-
-/** Ids and facts of a run, written next to the ledger. Holds no outcome of any call. */
-export interface ScenarioManifest {
-  readonly schema: 'sideguard.scenario-manifest/v1';
-  readonly scenario: string;
-  readonly tenant: string;
-  readonly runId: string;
-  readonly idempotency: 'honour' | 'ignore';
-  /** Plan ref → proposal id. */
-  readonly refs: Readonly<Record<string, string>>;
-  readonly primaryRef: string;
-  /** The store's chain head when the ledger was exported: the file must end exactly there. */
-  readonly ledgerHead: { readonly sequence: number; readonly hash: string } | null;
-  /** Steps that threw instead of returning an outcome (a runner or guard defect). */
-  readonly stepErrors: readonly {
-    readonly step: number;
-    readonly do: string;
-    readonly message: string;
-  }[];
-}
-
-/** How the crash worker reopens the same store. */
-export type StoreLocation =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly schema: string };
+import type { StoreLocation } from './store-location.js';
 
 /** What a scenario run needs from the gate. */
 export interface ScenarioEnvironment {
@@ -79,6 +44,8 @@ export interface ScenarioEnvironment {
   readonly keyRingLabel: string;
   readonly sandboxes: { readonly honour: RunningSandbox; readonly ignore: RunningSandbox };
   readonly runId: string;
+  /** Test-only: a guard broken on purpose (see `run-guard.ts`). */
+  readonly underTest?: GuardUnderTest | undefined;
 }
 
 const PRINCIPAL = 'support-agent';
@@ -317,13 +284,11 @@ async function runStep(state: RunState, step: PlanStep): Promise<void> {
 
 const QUIESCENCE_TIMEOUT_MS = 10_000;
 
-/** Waits until every request the sandbox traced has completed; returns how many have not. */
+/** Waits until no data-plane request is in flight (hanging, held, …); returns how many still are. */
 async function waitForQuiescence(sandbox: RunningSandbox, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const observations = await sandbox.control.observations();
-    const completed = new Set(observations.requests.map((request) => request.requestId));
-    const pending = observations.trace.filter((entry) => !completed.has(entry.requestId)).length;
+    const pending = (await sandbox.control.observations()).inFlight.length;
     if (pending === 0 || Date.now() >= deadline) return pending;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -348,7 +313,12 @@ export async function runScenario(
 
   const tenant = `${scenario.name}.${env.runId}`;
   const clock = createManualClock(Date.now());
-  const guard = createGuard({ store: env.store, keyRing: env.keyRing, clock });
+  const guard = buildRunGuard({
+    store: env.store,
+    keyRing: env.keyRing,
+    clock,
+    underTest: env.underTest,
+  });
   const endpoints: ProviderEndpoints = { dataUrl: sandbox.dataUrl, writeTimeoutMs: 800 };
   const state: RunState = {
     scenario,
@@ -387,38 +357,15 @@ export async function runScenario(
       message: `the sandbox still had ${pending} request(s) in flight after ${QUIESCENCE_TIMEOUT_MS} ms`,
     });
   }
-  const paths = scenarioArtifactPaths(scenario.name);
-  const write = async (relative: string, content: string) => {
-    const file = join(env.outputDir, relative);
-    await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, content);
-  };
-  await write(paths.ledger, await guard.exportLedger({ tenant }));
-  const ledgerHead = (await env.store.ledgerHead(tenant)) ?? null;
-  await write(paths.sandbox, `${JSON.stringify(await sandbox.control.export(), null, 2)}\n`);
-  const records = [];
-  for (const [ref, entry] of state.refs) {
-    const record = await env.store.getProposal(tenant, entry.proposal);
-    records.push({
-      ref,
-      proposal: entry.proposal,
-      status: record?.status ?? null,
-      revision: record?.revision ?? null,
-      snapshotPresent: record === undefined ? null : record.snapshot !== null,
-    });
-  }
-  await write(paths.records, `${JSON.stringify(records, null, 2)}\n`);
-  const manifest: ScenarioManifest = {
-    schema: 'sideguard.scenario-manifest/v1',
+  return writeScenarioEvidence({
+    env,
     scenario: scenario.name,
     tenant,
-    runId: env.runId,
     idempotency,
-    refs: Object.fromEntries([...state.refs].map(([ref, entry]) => [ref, entry.proposal])),
     primaryRef: plan.primary,
-    ledgerHead,
+    refs: new Map([...state.refs].map(([ref, entry]) => [ref, entry.proposal])),
+    ledger: await guard.exportLedger({ tenant }),
+    sandbox,
     stepErrors,
-  };
-  await write(paths.manifest, `${JSON.stringify(manifest, null, 2)}\n`);
-  return manifest;
+  });
 }

@@ -3,8 +3,12 @@ import { join } from 'node:path';
 import type { GuardStore } from '../core/store.js';
 import { createPostgresStore } from '../stores/postgres/index.js';
 import { createSqliteStore } from '../stores/sqlite/index.js';
-import type { StoreLocation } from './scenario-runner.js';
 import { VerifierInputError } from './verifier-errors.js';
+
+/** Where a verifier run's store is, so a second process (the crash worker) can reopen it. */
+export type StoreLocation =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly schema: string };
 
 /**
  * Turns `--store` into a location. `postgres://…` / `postgresql://…` → PostgreSQL (a fresh

@@ -39,7 +39,7 @@ describe('small things a newcomer hits', () => {
     expect(run.status).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^safe_refund: /);
-    expect(lines.length).toBeGreaterThanOrEqual(18);
+    expect(lines.length).toBeGreaterThanOrEqual(20);
   });
 
   it('refuses one port for both sandbox planes with exit 2', () => {

@@ -40,9 +40,23 @@ describe('sideguard gate on the shipped scenarios', () => {
       '- ambiguous_missing_fields: rejected_before_execution writes=0 passed=true',
       '- partial_failure: compensation_required writes=1 passed=true',
     ]);
-    expect(lines.length - 1).toBeGreaterThanOrEqual(18);
+    expect(lines.length - 1).toBeGreaterThanOrEqual(20);
     for (const line of lines.slice(1))
       expect(line).toMatch(/^- [a-z0-9_]+: [a-z_]+ writes=\d passed=true$/);
+  });
+
+  it('prints what the README shows, line for line, up to its ellipsis', () => {
+    const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+    const block = /It prints\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const shown = block.trim().split('\n');
+    expect(shown.at(-1)).toBe('…');
+    expect(shown.length).toBeGreaterThan(5);
+    expect(
+      gate.stdout
+        .trim()
+        .split('\n')
+        .slice(0, shown.length - 1),
+    ).toEqual(shown.slice(0, -1));
   });
 
   it('writes ledgers, Markdown and JSON reports, sandbox exports and one self-contained index.html', () => {
@@ -73,7 +87,7 @@ describe('sideguard gate on the shipped scenarios', () => {
     const html = readFileSync(join(outputDir, 'reports', 'index.html'), 'utf8');
     expect(html).not.toMatch(/(src|href)=["']https?:/);
     expect(html).not.toContain('<script');
-    expect((html.match(/<svg/g) ?? []).length).toBeGreaterThanOrEqual(18);
+    expect((html.match(/<svg/g) ?? []).length).toBeGreaterThanOrEqual(20);
   });
 
   it('counts writes from the sandbox’s own receipts, not from the runner', () => {

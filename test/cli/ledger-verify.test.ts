@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyLedgerFile } from 'sideguard/verify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -137,5 +138,26 @@ describe('sideguard ledger verify', () => {
   it('prints a machine-readable verdict with --json', () => {
     const run = runCli(['ledger', 'verify', '--json', write('json.jsonl', lines.join('\n'))]);
     expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'valid', entries: 36 });
+  });
+
+  it('is library code: sideguard/verify gives the verdict the CLI prints', async () => {
+    const file = write('library.jsonl', lines.join('\n'));
+    const printed = JSON.parse(runCli(['ledger', 'verify', '--json', file]).stdout);
+    expect(await verifyLedgerFile(file)).toEqual(printed);
+    const edited = [...lines];
+    const index = edited.findIndex((line) => line.includes('"decision":"allow"'));
+    edited[index] = edited[index]!.replace('"decision":"allow"', '"decision":"block"');
+    const tampered = write('library-tampered.jsonl', edited.join('\n'));
+    const verdict = await verifyLedgerFile(tampered);
+    expect(verdict).toMatchObject({
+      kind: 'invalid',
+      file: tampered,
+      line: index + 1,
+      reason: 'hash_mismatch',
+    });
+    expect(verdict).toEqual(JSON.parse(runCli(['ledger', 'verify', '--json', tampered]).stdout));
+    await expect(verifyLedgerFile(join(dir, 'absent.jsonl'))).rejects.toMatchObject({
+      code: 'ledger_file_unreadable',
+    });
   });
 });

@@ -92,6 +92,21 @@ describe('control plane', () => {
     });
   });
 
+  it('never repeats a Request-Id, not even after a reset', async () => {
+    const ids: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      await sandbox.control.reset();
+      for (let index = 0; index < 3; index++) {
+        const answer = await call(sandbox.dataUrl, 'GET', '/v1/charges/ch_sg_001', {
+          key: keys.paymentsWriter,
+        });
+        ids.push(answer.headers.get('request-id') ?? '');
+      }
+    }
+    expect(ids.every((id) => /^req_/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('reset returns to the seed digest and clears observations', async () => {
     const seeded = (await sandbox.control.reset()).digest;
     await call(sandbox.dataUrl, 'POST', '/v1/refunds', {

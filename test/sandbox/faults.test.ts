@@ -149,6 +149,52 @@ describe('faults at the commit point', () => {
     });
   });
 
+  it('shows a hanging request in the observations while it hangs, with its write committed', async () => {
+    await sandbox.control.setFaults(refundPlan({ kind: 'hang_after_write', hangMs: 60_000 }));
+    const hung = rawRequest(sandbox.dataUrl, 'POST', '/v1/refunds', {
+      headers: formHeaders(keys.paymentsWriter, { 'Idempotency-Key': 'hanging-key' }),
+      body: 'charge=ch_sg_001&amount=50&metadata[sideguard_effect]=hanging-effect',
+      timeoutMs: 30_000,
+    });
+    let observations = await sandbox.control.observations();
+    for (let poll = 0; poll < 500 && observations.inFlight[0]?.phase !== 'hanging'; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      observations = await sandbox.control.observations();
+    }
+    expect(observations.inFlight).toHaveLength(1);
+    expect(observations.inFlight[0]).toMatchObject({
+      provider: 'payments',
+      operation: 'create_refund',
+      method: 'POST',
+      path: '/v1/refunds',
+      phase: 'hanging',
+      fault: 'hang_after_write',
+      writeOutcome: 'committed',
+      idempotencyKey: 'hanging-key',
+      effectKey: 'hanging-effect',
+      receiptId: observations.receipts[0]?.receiptId,
+    });
+    expect(observations.inFlight[0]?.requestId).toMatch(/^req_/);
+    // Not finished, so not yet among the completed requests.
+    expect(observations.requests.filter((r) => r.operation === 'create_refund')).toEqual([]);
+    await sandbox.control.reset();
+    expect((await hung).kind).toBe('connection_error');
+    expect((await sandbox.control.observations()).inFlight).toEqual([]);
+  });
+
+  it('shows a held request in the observations as held, with nothing written yet', async () => {
+    await sandbox.control.setFaults(refundPlan({ kind: 'hold' }));
+    const held = refund('7');
+    await sandbox.control.waitForHeld(1);
+    const observations = await sandbox.control.observations();
+    expect(observations.inFlight).toMatchObject([
+      { operation: 'create_refund', phase: 'held', fault: 'hold', writeOutcome: 'not_dispatched' },
+    ]);
+    await sandbox.control.releaseAll();
+    expect(await held).toMatchObject({ kind: 'response', status: 200 });
+    expect((await sandbox.control.observations()).inFlight).toEqual([]);
+  });
+
   it('hold parks the request until released; a duplicate with the same key meanwhile gets 409', async () => {
     await sandbox.control.setFaults(refundPlan({ kind: 'hold' }));
     const pending = refund('60', { 'Idempotency-Key': 'held-key' });
@@ -286,6 +332,39 @@ describe('fault schedules and plan validation', () => {
         (kind) => (kind === null ? 200 : 500),
       ),
     );
+  });
+
+  it('checks a rule for every provider ("*") against every enabled provider', async () => {
+    const everywhere = (operation: string) => ({
+      version: 1,
+      rules: [{ provider: '*', operation, requests: [0], fault: { kind: 'rate_limit' } }],
+    });
+    const { dir, cleanup } = await tempDir();
+    try {
+      const error = await startSandbox({
+        stateDir: dir,
+        faults: everywhere('create_refnd'),
+      }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SandboxConfigError);
+      expect(error).toMatchObject({ code: 'fault_plan_invalid' });
+      expect((error as Error).message).toMatch(
+        /rules\[0\]\.operation: "create_refnd" is not an operation of any enabled provider \(payments: create_refund, /,
+      );
+    } finally {
+      await cleanup();
+    }
+    const sandbox = await startTestSandbox();
+    try {
+      const error = await sandbox.control
+        .setFaults(everywhere('refund_everything'))
+        .catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'fault_plan_invalid', status: 400 });
+      // An operation some provider has is fine; so is "*".
+      await sandbox.control.setFaults(everywhere('update_ticket'));
+      await sandbox.control.setFaults(everywhere('*'));
+    } finally {
+      await sandbox.stop();
+    }
   });
 
   it('rejects a bad plan naming the bad field, on start and through the control plane', async () => {

@@ -413,4 +413,33 @@ describe('payments provider configured to ignore idempotency keys', () => {
     expect((await sandbox.control.observations()).writes.byEffect.dup?.count).toBe(2);
     expect((await sandbox.control.health()).idempotency).toEqual({ payments: 'ignore' });
   });
+
+  it('still records the key each request sent, in the request log and on its receipt', async () => {
+    await sandbox.control.reset();
+    const form = { charge: 'ch_sg_002', amount: '5', 'metadata[sideguard_effect]': 'logged' };
+    for (const key of ['first-key', 'first-key', 'second-key']) {
+      const answer = await call(sandbox.dataUrl, 'POST', '/v1/refunds', {
+        key: keys.paymentsWriter,
+        form,
+        headers: { 'Idempotency-Key': key },
+      });
+      expect(answer.status).toBe(200);
+    }
+    await call(sandbox.dataUrl, 'POST', '/v1/refunds', { key: keys.paymentsWriter, form });
+    const observations = await sandbox.control.observations();
+    const writes = observations.requests.filter((r) => r.operation === 'create_refund');
+    expect(writes.map((r) => r.idempotencyKey)).toEqual([
+      'first-key',
+      'first-key',
+      'second-key',
+      null,
+    ]);
+    expect(writes.map((r) => r.decision)).toEqual(['served', 'served', 'served', 'served']);
+    expect(observations.receipts.map((r) => r.idempotencyKey)).toEqual([
+      'first-key',
+      'first-key',
+      'second-key',
+      null,
+    ]);
+  });
 });

@@ -122,6 +122,67 @@ describe('sideguard sandbox serve', () => {
     }
   });
 
+  it('serves the data plane on --host and keeps the control plane on loopback', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const serve = run(
+        [
+          'sandbox',
+          'serve',
+          '--state-dir',
+          dir,
+          '--host',
+          '127.0.0.2',
+          '--port',
+          '0',
+          '--control-port',
+          '0',
+        ],
+        { SIDEGUARD_SANDBOX_TOKEN: 'host-test-token-0123456789' },
+      );
+      await serve.waitFor('stop with Ctrl-C');
+      const { stdout } = serve.output();
+      const dataUrl = /data plane:\s+(\S+)/.exec(stdout)?.[1] ?? '';
+      const controlUrl = /control plane:\s+(\S+)/.exec(stdout)?.[1] ?? '';
+      expect(dataUrl).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+      expect(controlUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const port = new URL(dataUrl).port;
+      expect(
+        (await call(dataUrl, 'GET', '/v1/charges/ch_sg_001', { key: keys.paymentsReader })).status,
+      ).toBe(200);
+      // Bound to 127.0.0.2 only: the same port on 127.0.0.1 is not this sandbox.
+      const elsewhere = await fetch(`http://127.0.0.1:${port}/v1/charges/ch_sg_001`).then(
+        (response) => response.status,
+        () => 'refused',
+      );
+      expect(elsewhere).toBe('refused');
+      const health = await new SandboxControlClient({
+        url: controlUrl,
+        token: 'host-test-token-0123456789',
+      }).health();
+      expect(health.dataUrl).toBe(dataUrl);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('refuses a bad --host with one line, exit 2, and no state directory', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const state = join(dir, 'state');
+      const serve = run(['sandbox', 'serve', '--state-dir', state, '--host', 'not a host!']);
+      expect(await serve.exited).toBe(2);
+      const lines = serve.output().stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^sideguard sandbox: Invalid host "not a host!": use an IP address/);
+      expect(existsSync(state)).toBe(false);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('fails with one clear line and a non-zero exit on a bad fault plan', async () => {
     const { dir, cleanup } = await tempDir();
     try {

@@ -73,6 +73,41 @@ describe('the official stripe client against the sandbox', () => {
     expect((await stripe.paymentIntents.retrieve('pi_sg_001')).latest_charge).toBe('ch_sg_001');
   });
 
+  it('auto-pages every refund forward (starting_after) and backward (ending_before)', async () => {
+    const stripe = stripeFor(sandbox);
+    const created: string[] = [];
+    for (let index = 0; index < 7; index++) {
+      const refund = await stripe.refunds.create({ charge: 'ch_sg_004', amount: 1 });
+      created.push(refund.id);
+    }
+    const newestFirst = [...created].reverse();
+    const forward = await stripe.refunds.list({ charge: 'ch_sg_004', limit: 2 }).autoPagingToArray({
+      limit: 100,
+    });
+    expect(forward.map((refund) => refund.id)).toEqual(newestFirst);
+
+    // Backward from the oldest: every newer refund, oldest to newest, across four pages.
+    const backward = await stripe.refunds
+      .list({ charge: 'ch_sg_004', limit: 2, ending_before: created[0]! })
+      .autoPagingToArray({ limit: 100 });
+    expect(backward.map((refund) => refund.id)).toEqual(created.slice(1));
+
+    const page = await stripe.refunds.list({
+      charge: 'ch_sg_004',
+      limit: 2,
+      ending_before: created[2]!,
+    });
+    expect(page.data.map((refund) => refund.id)).toEqual([created[4], created[3]]);
+    expect(page.has_more).toBe(true);
+    const last = await stripe.refunds.list({
+      charge: 'ch_sg_004',
+      limit: 2,
+      ending_before: created[4]!,
+    });
+    expect(last.data.map((refund) => refund.id)).toEqual([created[6], created[5]]);
+    expect(last.has_more).toBe(false);
+  });
+
   it('raises StripeInvalidRequestError with the right code for rule violations and missing objects', async () => {
     const stripe = stripeFor(sandbox);
     await expect(

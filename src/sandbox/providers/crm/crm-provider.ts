@@ -8,6 +8,7 @@ import {
   isJsonObject,
   isSafeId,
   parseJsonBody,
+  stringMember,
   unknownKeys,
 } from '../../provider-kit.js';
 import {
@@ -353,5 +354,7 @@ export const crmProvider: ProviderDefinition = {
     if (response.status < 400 || !isJsonObject(response.body)) return response;
     return { ...response, body: { ...response.body, correlationId: requestId } };
   },
+  effectOf: (collection, record) =>
+    collection === 'tickets' ? stringMember(record.properties, crmEffectProperty) : null,
   seed: (seed) => seedTickets(seed),
 };

@@ -9,6 +9,7 @@ import {
   isJsonObject,
   isSafeId,
   parseJsonBody,
+  stringMember,
   unknownKeys,
 } from '../../provider-kit.js';
 import {
@@ -421,5 +422,7 @@ export const issuesProvider: ProviderDefinition = {
   errors: issuesErrors,
   requestIdHeader: 'X-AREQUESTID',
   requestId: (token) => token,
+  effectOf: (collection, record) =>
+    collection === 'issues' ? stringMember(record.fields, issuesEffectField) : null,
   seed: (seed) => seedIssues(seed),
 };

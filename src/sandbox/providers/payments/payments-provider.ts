@@ -4,7 +4,13 @@
  * Effect convention: the guard puts its effect key in `metadata[sideguard_effect]`.
  */
 import { type FormValue, parseForm, parseFormPairs } from '../../form-encoding.js';
-import { basicCredentials, bearerToken, epochSeconds, isSafeId } from '../../provider-kit.js';
+import {
+  basicCredentials,
+  bearerToken,
+  epochSeconds,
+  isSafeId,
+  stringMember,
+} from '../../provider-kit.js';
 import {
   defineOperation,
   type ExecuteContext,
@@ -474,11 +480,17 @@ const listRefunds = defineOperation<ListRefundsInput>({
       start = Math.max(0, end - input.limit);
     }
     const page = refunds.slice(start, Math.min(end, start + input.limit));
+    // Forward, more means older objects past the page; backward (ending_before), newer ones
+    // before it: the client's auto-pagination follows `has_more` either way.
+    const hasMore =
+      input.endingBefore !== undefined && input.startingAfter === undefined
+        ? start > 0
+        : start + page.length < end;
     return {
       response: ok({
         object: 'list',
         data: page,
-        has_more: start + page.length < end,
+        has_more: hasMore,
         url: '/v1/refunds',
       }),
     };
@@ -606,6 +618,8 @@ export const paymentsProvider: ProviderDefinition = {
   requestIdHeader: 'Request-Id',
   requestId: (token) => `req_${token}`,
   idempotency: paymentsIdempotency,
+  effectOf: (collection, record) =>
+    collection === 'refunds' ? stringMember(record.metadata, paymentsEffectMetadataKey) : null,
   seed: (seed) => seedPayments(seed),
 };
 
