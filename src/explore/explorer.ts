@@ -33,7 +33,7 @@ export interface ExploreOptions {
   readonly breakages?: readonly string[];
   /** Shrink the first violation. @default true */
   readonly shrink?: boolean;
-  /** At most this many replays while shrinking. @default 2000 */
+  /** At most this many replays while shrinking. @default 800 */
   readonly shrinkBudget?: number;
   /** Cross-check one schedule in this many with the gate's judge (and every failure). @default 64 */
   readonly judgeEvery?: number;
@@ -43,7 +43,15 @@ export interface ExploreOptions {
   readonly onProgress?: (progress: ExploreProgress) => void;
   /** @default 250 */
   readonly progressEveryMs?: number;
-  /** Extra schedule options (a SQLite store opener, guard breakage switches). */
+  /** Only these invariants count (others are ignored); for hunting one defect class. */
+  readonly only?: readonly string[];
+  /**
+   * With breakages on: a violation counts only if the same seed without the breakages does not
+   * show it too (so a defect already in the guard does not pass for a caught breakage).
+   * @default true when breakages are set
+   */
+  readonly differential?: boolean;
+  /** Extra schedule options (a SQLite store opener, guard breakage switches, `avoid`). */
   readonly scheduleOptions?: Omit<ScheduleOptions, 'workload' | 'breakages' | 'trace'>;
 }
 
@@ -82,6 +90,10 @@ export interface ExploreReport {
   readonly determinismChecks: number;
   /** Explorer violations the judge did not name (its blind spots), on the sample. */
   readonly judgeBlindSpots: readonly string[];
+  /** Schedules the explorer passed but the gate's judge failed (the first 20), for a person. */
+  readonly judgeDisagreements: readonly (Violation & { readonly seed: number })[];
+  /** Violations skipped because the unbroken guard shows them too (differential mode). */
+  readonly maskedByBaseline: number;
   readonly failure: ExploreFailure | undefined;
 }
 
@@ -110,7 +122,9 @@ export async function runAndCheck(
 
 /** Replays a recorded schedule; with `trace`, records the decisions for a timeline. */
 export async function replayRecorded(
-  file: Pick<ReplayFile, 'workload' | 'breakages' | 'choices'>,
+  file: Pick<ReplayFile, 'workload' | 'breakages' | 'choices'> & {
+    readonly avoid?: readonly string[];
+  },
   options: {
     readonly trace?: TraceEntry[];
     readonly scheduleOptions?: ExploreOptions['scheduleOptions'];
@@ -120,6 +134,7 @@ export async function replayRecorded(
     ...options.scheduleOptions,
     workload: file.workload,
     breakages: file.breakages,
+    avoid: file.avoid ?? [],
     ...(options.trace === undefined ? {} : { trace: options.trace }),
   });
   return { evidence: run.evidence, violations };
@@ -146,6 +161,10 @@ export async function explore(options: ExploreOptions = {}): Promise<ExploreRepo
   let determinismChecks = 0;
   let lastProgress = started;
   let failure: ExploreFailure | undefined;
+  let maskedByBaseline = 0;
+  const judgeDisagreements: (Violation & { readonly seed: number })[] = [];
+  const differential = options.differential ?? breakages.length > 0;
+  const baselineOptions: ScheduleOptions = { ...options.scheduleOptions, workload, breakages: [] };
   const elapsed = () => realTimers.performanceNow() - started;
 
   while (schedules < maxSchedules && elapsed() < budgetMs) {
@@ -169,10 +188,31 @@ export async function explore(options: ExploreOptions = {}): Promise<ExploreRepo
         });
       }
     }
+    if (options.only !== undefined) {
+      const only = new Set(options.only);
+      for (let at = violations.length - 1; at >= 0; at--) {
+        if (!only.has(violations[at]?.invariant ?? '')) violations.splice(at, 1);
+      }
+    }
+    if (violations.length > 0 && differential) {
+      const baseline = await runAndCheck(ChoiceTape.fromChoices(run.choices), baselineOptions);
+      const known = new Set(
+        baseline.violations.map((found) => `${found.invariant}|${found.effect}`),
+      );
+      const before = violations.length;
+      for (let at = violations.length - 1; at >= 0; at--) {
+        const found = violations[at];
+        if (found !== undefined && known.has(`${found.invariant}|${found.effect}`))
+          violations.splice(at, 1);
+      }
+      if (violations.length < before) maskedByBaseline += 1;
+    }
     if (violations.length === 0 && index % judgeEvery === 0) {
       judgeChecks += 1;
-      const judged = crossCheckWithJudge(run.evidence, violations);
-      violations.push(...judged.disagreements);
+      // A disagreement is reported, not failed on: one of the two is wrong, and a person decides.
+      for (const disagreement of crossCheckWithJudge(run.evidence, violations).disagreements) {
+        if (judgeDisagreements.length < 20) judgeDisagreements.push({ seed, ...disagreement });
+      }
     }
     const [first] = violations;
     if (first !== undefined) {
@@ -209,6 +249,7 @@ export async function explore(options: ExploreOptions = {}): Promise<ExploreRepo
         replay: replayFileFor(
           workload,
           breakages,
+          options.scheduleOptions?.avoid ?? [],
           seed,
           shrunk?.choices ?? run.choices,
           shrunk?.violation ?? first,
@@ -240,6 +281,8 @@ export async function explore(options: ExploreOptions = {}): Promise<ExploreRepo
     judgeChecks,
     determinismChecks,
     judgeBlindSpots: [...blindSpots],
+    maskedByBaseline,
+    judgeDisagreements,
     failure,
   };
 }

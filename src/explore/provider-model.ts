@@ -103,7 +103,11 @@ export interface ProviderModelConfig {
   readonly honoursKeys: boolean;
   /** How long a client waits for an answer. @default 800 */
   readonly clientTimeoutMs?: number;
-  /** After this long a request that has not landed never will. @default 60_000 */
+  /**
+   * After this long a request that has not landed never will. It must not exceed the settling
+   * window the actions declare (what `verificationDelayMs` promises about the provider).
+   * @default 2_000
+   */
   readonly maxInFlightMs?: number;
 }
 
@@ -116,6 +120,8 @@ export interface ProviderModelContext {
   readonly faultsEnabled: () => boolean;
   /** Coverage: a fault hit an actor in a phase. */
   readonly onFault: (fault: string, phase: Phase, actor: Actor | undefined) => void;
+  /** Triggers of known, not yet fixed defects to leave out (see `pending-fixes.ts`). */
+  readonly avoid: ReadonlySet<string>;
 }
 
 /** Weights of write faults, in {@link WriteFault} order (none first). */
@@ -171,7 +177,7 @@ export class ProviderModel {
 
   constructor(context: ProviderModelContext, config: ProviderModelConfig) {
     this.#context = context;
-    this.#config = { clientTimeoutMs: 800, maxInFlightMs: 60_000, ...config };
+    this.#config = { clientTimeoutMs: 800, maxInFlightMs: 2_000, ...config };
   }
 
   get honoursKeys(): boolean {
@@ -198,14 +204,24 @@ export class ProviderModel {
     return found;
   }
 
-  /** Sends a write through `transport`; resolves with what the client saw. */
-  write(request: WriteRequest, transport: Transport): Promise<ModelReply> {
-    const { scheduler, clock, tape } = this.#context;
+  /**
+   * Sends a write through `transport`; resolves with what the client saw. The caller first parks
+   * at the dispatch point (time may pass before the request leaves, as in a GC pause).
+   */
+  async write(request: WriteRequest, requestedTransport: Transport): Promise<ModelReply> {
+    await this.#context.scheduler.point(`dispatch ${request.operation}`, 'provider_write');
+    return this.#send(request, requestedTransport);
+  }
+
+  #send(request: WriteRequest, requestedTransport: Transport): Promise<ModelReply> {
+    const { scheduler, clock, tape, avoid } = this.#context;
+    const transport = avoid.has('retrying_transport') ? 'kit' : requestedTransport;
     const sender = scheduler.current;
     if (sender === undefined) throw new Error('provider model: write outside an actor');
     let fault: WriteFault = 'none';
     if (this.#context.faultsEnabled()) {
       fault = WRITE_FAULTS[tape.weighted(WRITE_FAULT_WEIGHTS)] ?? 'none';
+      if (fault === 'odd_text' && avoid.has('odd_text')) fault = 'none';
     }
     if (fault !== 'none') this.#context.onFault(fault, 'provider_write', sender);
     const record: RequestRecord = {
@@ -298,7 +314,9 @@ export class ProviderModel {
     waiter.resumeWith(`${sender.name}: ${request.operation}`, () => {
       if (fault === 'read_error') return respond(503, { error: { type: 'api_error' } });
       if (fault === 'read_timeout') {
-        this.#context.clock.advance(this.#config.clientTimeoutMs);
+        if (!this.#context.avoid.has('time_during_execution')) {
+          this.#context.clock.advance(this.#config.clientTimeoutMs);
+        }
         return TIMEOUT;
       }
       return this.#serve(request);

@@ -9,7 +9,7 @@ import { SideguardError } from '../core/errors.js';
 import type { Violation } from './schedule-evidence.js';
 
 /** The schema name of a replay file. */
-export const REPLAY_SCHEMA = 'sideguard.explore-replay/v1';
+export const REPLAY_FILE_SCHEMA = 'sideguard.explore-replay/v1';
 
 const violationSchema = z.strictObject({
   invariant: z.string().min(1),
@@ -19,10 +19,12 @@ const violationSchema = z.strictObject({
 
 /** A replay file, validated. */
 export const replayFileSchema = z.strictObject({
-  schema: z.literal(REPLAY_SCHEMA),
+  schema: z.literal(REPLAY_FILE_SCHEMA),
   /** A built-in workload name. */
   workload: z.string().min(1),
   breakages: z.array(z.string()).default([]),
+  /** Triggers of pending defects the schedule left out (see `pending-fixes.ts`). */
+  avoid: z.array(z.string()).default([]),
   /** The seed the schedule was first drawn from (informative: `choices` replays it). */
   seed: z.int().nonnegative(),
   choices: z.array(z.int().nonnegative()),
@@ -72,7 +74,7 @@ export function parseReplayFile(text: string, where = 'replay file'): ReplayFile
     const issue = parsed.error.issues[0];
     throw new SideguardError(
       'explore_replay_invalid',
-      `${where} is not a ${REPLAY_SCHEMA} file: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      `${where} is not a ${REPLAY_FILE_SCHEMA} file: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
     );
   }
   return parsed.data;
@@ -94,14 +96,16 @@ export function formatReplayFile(file: ReplayFile): string {
 export function replayFileFor(
   workload: string,
   breakages: readonly string[],
+  avoid: readonly string[],
   seed: number,
   choices: readonly number[],
   violation: Violation | undefined,
 ): ReplayFile {
   return {
-    schema: REPLAY_SCHEMA,
+    schema: REPLAY_FILE_SCHEMA,
     workload,
     breakages: [...breakages],
+    avoid: [...avoid],
     seed,
     choices: [...choices],
     ...(violation === undefined ? {} : { violation: { ...violation } }),

@@ -42,7 +42,7 @@ export async function shrinkChoices(
   start: readonly number[],
   violation: Violation,
   replay: ShrinkReplay,
-  budget = 2_000,
+  budget = 800,
 ): Promise<ShrinkResult> {
   let best = [...start];
   let bestViolation = violation;

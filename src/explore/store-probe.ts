@@ -7,7 +7,7 @@ import type { LedgerEvent } from '../core/ledger.js';
 import type { GuardStore, ProposalRecord, StoreCommit, StoreCommitResult } from '../core/store.js';
 import { awaitWithoutTraps } from './ambient-traps.js';
 import type { Phase } from './explore-vocabulary.js';
-import type { Scheduler } from './scheduler.js';
+import type { Actor, Scheduler } from './scheduler.js';
 import type { VirtualClock } from './virtual-clock.js';
 
 /** A lease as a record holds it. */
@@ -33,6 +33,8 @@ export class StoreLog {
   readonly evidenceExpiries: number[] = [];
   /** The scheduler step at which each ledger sequence became durable. */
   readonly stepOfSequence = new Map<number, number>();
+  /** Who moved each proposal to `executing` last (the executor holding its lease). */
+  readonly executors = new Map<string, Actor>();
 
   /** Notes that `events` became durable at `step`. */
   durable(events: readonly LedgerEvent[], step: number): void {
@@ -96,6 +98,10 @@ export function createStoreProbe(
         const previous = id === null ? undefined : log.records.get(id);
         const next = write.proposal?.record;
         if (id !== null && next !== undefined) log.records.set(id, next);
+        const current = scheduler.current;
+        if (id !== null && next?.status === 'executing' && current !== undefined) {
+          log.executors.set(id, current);
+        }
         for (const evidence of write.evidence ?? [])
           log.evidenceExpiries.push(evidence.expiresAtMs);
         log.durable(result.events, scheduler.step);

@@ -35,7 +35,8 @@ function checkProposal(
         receiptSeen = true;
         break;
       case 'late_result_observed':
-        lateResult = true;
+        // A late answer that carries a receipt proves the earlier attempt wrote.
+        if (JSON.stringify(event.data).includes('"receipt"')) lateResult = true;
         break;
       case 'verification_observed': {
         lastObservation = event;
