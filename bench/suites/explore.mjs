@@ -59,7 +59,7 @@ function runWorker(seconds, seed, profileDir) {
     });
     child.once('message', resolve);
     child.once('exit', (code) =>
-      code === 0 ? undefined : reject(new Error(`worker exited ${code}`)),
+      code === 0 ? resolveExit() : reject(new Error(`worker exited ${code}`)),
     );
   });
   return Promise.all([message, exited]).then(([result]) => result);
