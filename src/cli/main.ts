@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { SideguardError } from '../core/errors.js';
 import { CliError, ExitCode } from './cli-errors.js';
+import { registerExploreCommand } from './explore-command.js';
 import { registerKeysCommand } from './keys-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
@@ -43,6 +44,7 @@ registerVerifyCommands(program);
 registerLedgerCommand(program);
 registerKeysCommand(program);
 registerSandboxCommand(program);
+registerExploreCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([

@@ -1,0 +1,197 @@
+/**
+ * The explorer's throughput and sensitivity: schedules per second with the full workload mix on
+ * both cores (two worker processes), the CPU split between the guard, the harness and the checks
+ * (from a V8 CPU profile of one worker), and the median seconds-to-detection of each catalogued
+ * breakage. Targets (issue 9): ≥ 278 schedules/s on 2 cores, harness ≤ 10 %, checks ≤ 15 %,
+ * detection ≤ 10 s median and within 60 s.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = fileURLToPath(import.meta.url);
+const WORKER = 'SIDEGUARD_EXPLORE_BENCH_WORKER';
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+// Worker mode: run schedules of the full mix for a while, never stopping on a violation.
+if (process.env[WORKER] !== undefined) {
+  const { ChoiceTape, runSchedule } = await import('../../dist/explore/index.js');
+  const { checkInvariants } = await import('../../dist/explore/invariants/check-invariants.js');
+  const seconds = Number(process.env[WORKER]);
+  const firstSeed = Number(process.env.SIDEGUARD_EXPLORE_BENCH_SEED ?? 1);
+  let schedules = 0;
+  let violating = 0;
+  let checkMs = 0;
+  const started = performance.now();
+  while (performance.now() - started < seconds * 1000) {
+    const run = await runSchedule(ChoiceTape.fromSeed(firstSeed + schedules), { workload: 'mix' });
+    const checkStarted = performance.now();
+    const violations = await checkInvariants(run.evidence, { rehashLedger: schedules % 16 === 0 });
+    checkMs += performance.now() - checkStarted;
+    if (violations.length > 0) violating += 1;
+    schedules += 1;
+  }
+  const elapsedMs = performance.now() - started;
+  // Disconnect instead of exiting, so a --cpu-prof profile is written on the way out.
+  process.send({ schedules, violating, checkMs, elapsedMs }, () => process.disconnect());
+}
+
+function runWorker(seconds, seed, profileDir) {
+  let resolveExit = () => undefined;
+  const exited = new Promise((resolve) => {
+    resolveExit = resolve;
+  });
+  const message = new Promise((resolve, reject) => {
+    const child = fork(here, [], {
+      env: {
+        ...process.env,
+        [WORKER]: String(seconds),
+        SIDEGUARD_EXPLORE_BENCH_SEED: String(seed),
+      },
+      execArgv: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    child.once('message', resolve);
+    child.once('exit', (code) =>
+      code === 0 ? resolveExit() : reject(new Error(`worker exited ${code}`)),
+    );
+  });
+  return Promise.all([message, exited]).then(([result]) => result);
+}
+
+/** Self time per category from a V8 CPU profile: guard+store, harness, checks, other. */
+function cpuSplit(profileDir) {
+  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+  const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8'));
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const totals = { guard: 0, harness: 0, checks: 0, other: 0 };
+  for (let index = 0; index < profile.samples.length; index++) {
+    const url = byId.get(profile.samples[index])?.callFrame.url ?? '';
+    const delta = profile.timeDeltas[index] ?? 0;
+    if (url.includes('/dist/explore/invariants/') || url.includes('/dist/verify/'))
+      totals.checks += delta;
+    else if (url.includes('/dist/explore/')) totals.harness += delta;
+    else if (url.includes('/dist/core/') || url.includes('/dist/stores/') || url.includes('/zod/'))
+      totals.guard += delta;
+    else totals.other += delta;
+  }
+  const sum = Object.values(totals).reduce((a, b) => a + b, 0) || 1;
+  return Object.fromEntries(
+    Object.entries(totals).map(([key, value]) => [key, Number(((value / sum) * 100).toFixed(1))]),
+  );
+}
+
+const BREAKAGES = [
+  'claims_never_block',
+  'cas_ignores_revision',
+  'ledger_apart_from_status',
+  'crash_keeps_parked',
+];
+
+export async function run({ log, quick }) {
+  const seconds = quick ? 3 : 15;
+  const rounds = quick ? 1 : 3;
+  const loadAtStart = loadavg().map((value) => Number(value.toFixed(2)));
+  const rates = [];
+  for (let round = 0; round < rounds; round++) {
+    const results = await Promise.all([
+      runWorker(seconds, 1 + round * 1_000_000),
+      runWorker(seconds, 500_000 + round * 1_000_000),
+    ]);
+    const rate = results.reduce(
+      (sum, result) => sum + result.schedules / (result.elapsedMs / 1000),
+      0,
+    );
+    const checkShare =
+      results.reduce((sum, result) => sum + result.checkMs, 0) /
+      results.reduce((sum, result) => sum + result.elapsedMs, 0);
+    rates.push(rate);
+    log(
+      `round ${round + 1}: ${rate.toFixed(0)} schedules/s on 2 workers (checks ${(checkShare * 100).toFixed(1)} % of wall time; ${results.map((r) => r.violating).join('+')} schedules with a violation)`,
+    );
+  }
+  const profileDir = mkdtempSync(join(tmpdir(), 'sideguard-explore-prof-'));
+  let split;
+  try {
+    await runWorker(quick ? 2 : 8, 42, profileDir);
+    split = cpuSplit(profileDir);
+  } finally {
+    rmSync(profileDir, { recursive: true, force: true });
+  }
+  log(`CPU split (one profiled worker): ${JSON.stringify(split)}`);
+  const { explore, pendingTriggers } = await import('../../dist/explore/index.js');
+  const detection = {};
+  for (const breakage of BREAKAGES) {
+    const times = [];
+    for (const seed of quick ? [1] : [1, 10_001, 20_001]) {
+      const report = await explore({
+        workload: 'mix',
+        seconds: 60,
+        seed,
+        breakages: [breakage],
+        shrink: false,
+        scheduleOptions: { avoid: pendingTriggers() },
+      });
+      times.push(
+        report.failure === undefined
+          ? Number.POSITIVE_INFINITY
+          : report.failure.detectedAfterMs / 1000,
+      );
+    }
+    detection[breakage] = {
+      medianSeconds: Number(median(times).toFixed(2)),
+      runs: times.map((t) => Number(t.toFixed(2))),
+    };
+    log(`${breakage}: detected after ${times.map((t) => `${t.toFixed(2)} s`).join(' / ')}`);
+  }
+  const rate = median(rates);
+  const results = {
+    schedulesPerSecondMedian: Number(rate.toFixed(0)),
+    rates: rates.map((value) => Number(value.toFixed(0))),
+    cpuSplitPercent: split,
+    detection,
+    loadAverageAtStart: loadAtStart,
+    loadAverageAtEnd: loadavg().map((value) => Number(value.toFixed(2))),
+    targets: [
+      {
+        target: '≥ 278 schedules/s on 2 cores',
+        measured: Number(rate.toFixed(0)),
+        met: rate >= 278,
+      },
+      { target: 'harness ≤ 10 % of CPU', measured: split.harness, met: split.harness <= 10 },
+      { target: 'checks ≤ 15 % of CPU', measured: split.checks, met: split.checks <= 15 },
+      ...Object.entries(detection).map(([breakage, value]) => ({
+        target: `${breakage} detected: median ≤ 10 s, all ≤ 60 s`,
+        measured: value.medianSeconds,
+        met: value.medianSeconds <= 10 && value.runs.every((t) => t <= 60),
+      })),
+    ],
+  };
+  return {
+    name: 'explore',
+    results,
+    table: [
+      {
+        measure: 'schedules/s, full mix, 2 workers (median)',
+        value: results.schedulesPerSecondMedian,
+        runs: results.rates.join(' / '),
+      },
+      {
+        measure: 'CPU: guard+store / harness / checks / other (%)',
+        value: `${split.guard} / ${split.harness} / ${split.checks} / ${split.other}`,
+        runs: '',
+      },
+      ...Object.entries(detection).map(([breakage, value]) => ({
+        measure: `seconds to detect ${breakage} (median)`,
+        value: value.medianSeconds,
+        runs: value.runs.join(' / '),
+      })),
+    ],
+  };
+}

@@ -1,0 +1,437 @@
+/**
+ * The provider model: an in-process provider (payments refunds, CRM tickets, orders, or a
+ * user's own collections) whose every call is a scheduling point. A write is split into *apply*
+ * (the commit point, observed) and *respond*, so it can land without its answer, land late after
+ * the caller's timeout, or be re-sent by a client's hidden transport retry. Faults come from the
+ * tape; the model keeps the provider's own truth (every write, every request) as evidence.
+ */
+import type { JsonValue } from '../core/canonical-json.js';
+import type { ProviderReply } from '../verify/provider-client.js';
+import type { ChoiceTape } from './choice-tape.js';
+import type { Phase, ReadFault, WriteFault } from './explore-vocabulary.js';
+import type { Actor, Scheduler } from './scheduler.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+/** What one provider call produced (the HTTP client's reply shape). */
+export type ModelReply = ProviderReply;
+
+/** A stored provider object (a refund, a ticket, an order…). */
+export interface ModelObject {
+  readonly id: string;
+  readonly collection: string;
+  fields: Record<string, JsonValue>;
+  /** The semantic effect the write carried in its metadata, if any. */
+  readonly effect: string | null;
+  readonly proposal: string | null;
+}
+
+/** A write request as an executor sends it. */
+export interface WriteRequest {
+  /** e.g. `create_refund`, `update_ticket`. */
+  readonly operation: string;
+  /** `create` makes a new object (a second one is a second effect); `set` overwrites fields. */
+  readonly kind: 'create' | 'set';
+  readonly collection: string;
+  /** For `set`: the object to change. */
+  readonly objectId?: string;
+  readonly idempotencyKey?: string;
+  /** Metadata: the semantic effect and proposal the write belongs to. */
+  readonly effect?: string;
+  readonly proposal?: string;
+  readonly fields: Readonly<Record<string, JsonValue>>;
+}
+
+/** A read request: list a collection (optionally filtered) or get one object. */
+export interface ReadRequest {
+  readonly operation: string;
+  readonly collection: string;
+  readonly objectId?: string;
+  readonly where?: (object: ModelObject) => boolean;
+}
+
+/** One write that really happened at the provider (the provider's own truth). */
+export interface AppliedWrite {
+  readonly sequence: number;
+  readonly requestId: number;
+  readonly operation: string;
+  readonly kind: 'create' | 'set';
+  readonly objectId: string;
+  readonly effect: string | null;
+  readonly proposal: string | null;
+  readonly idempotencyKey: string | null;
+  readonly fields: Readonly<Record<string, JsonValue>>;
+  readonly atMs: number;
+  readonly step: number;
+}
+
+/** One write request as the provider saw it. */
+export interface RequestRecord {
+  readonly id: number;
+  readonly operation: string;
+  readonly idempotencyKey: string | null;
+  readonly effect: string | null;
+  readonly proposal: string | null;
+  readonly fault: WriteFault;
+  readonly sentAtMs: number;
+  readonly sentStep: number;
+  readonly sender: {
+    readonly process: string;
+    readonly incarnation: number;
+    readonly actor: string;
+  };
+  /** How many times the transport delivered it to the provider. */
+  deliveries: number;
+  outcome: 'pending' | 'applied' | 'replayed' | 'refused' | 'not_applied' | 'died';
+}
+
+/** How many times the provider saw a request (a refusal before the write counts once). */
+export function deliveriesSeen(request: RequestRecord): number {
+  if (request.deliveries > 0) return request.deliveries;
+  return request.outcome === 'not_applied' && request.fault !== 'lost_before_write' ? 1 : 0;
+}
+
+/** How the executor's HTTP client behaves. */
+export type Transport =
+  /** Owns the transport: one attempt, no retries (the executor kit). */
+  | 'kit'
+  /** An official client that re-sends a reset connection on its own (even with retries off). */
+  | 'retrying';
+
+/** Settings of one provider model. */
+export interface ProviderModelConfig {
+  /** Whether a repeated idempotency key replays the first answer (Stripe) or writes again. */
+  readonly honoursKeys: boolean;
+  /** How long a client waits for an answer. @default 800 */
+  readonly clientTimeoutMs?: number;
+  /**
+   * After this long a request that has not landed never will. It must not exceed the settling
+   * window the actions declare (what `verificationDelayMs` promises about the provider).
+   * @default 2_000
+   */
+  readonly maxInFlightMs?: number;
+}
+
+/** What the model needs from the schedule. */
+export interface ProviderModelContext {
+  readonly scheduler: Scheduler;
+  readonly clock: VirtualClock;
+  readonly tape: ChoiceTape;
+  /** False in the liveness phase: faults are healed. */
+  readonly faultsEnabled: () => boolean;
+  /** Coverage: a fault hit an actor in a phase. */
+  readonly onFault: (fault: string, phase: Phase, actor: Actor | undefined) => void;
+  /** Triggers of known, not yet fixed defects to leave out (see `pending-fixes.ts`). */
+  readonly avoid: ReadonlySet<string>;
+}
+
+/** Weights of write faults, in {@link WriteFault} order (none first). */
+const WRITE_FAULTS: readonly WriteFault[] = [
+  'none',
+  'error_before_write',
+  'rejected',
+  'rate_limited',
+  'lost_before_write',
+  'lost_after_write',
+  'error_after_write',
+  'late_write',
+  'transport_retry',
+  'odd_text',
+];
+const WRITE_FAULT_WEIGHTS = [70, 3, 3, 2, 3, 5, 3, 6, 3, 2];
+const READ_FAULTS: readonly ReadFault[] = ['none', 'read_error', 'read_timeout'];
+const READ_FAULT_WEIGHTS = [88, 7, 5];
+
+/** A shared empty header set (replies carry no headers in the model). */
+const NO_HEADERS = new Headers();
+
+/**
+ * An error code whose text puts a non-BMP character across the 80th UTF-16 unit of
+ * `http_402_<code>`, where hosts commonly cut reasons.
+ */
+export const ODD_ERROR_CODE = `card_declined_${'x'.repeat(56)}\u{1F4B3}_issuer`;
+/** A receipt id carrying a lone surrogate, as a JSON body can (`"re_…\ud83d"`). */
+const oddId = (id: string): string => `${id}\ud83d`;
+
+const respond = (status: number, body: unknown): ModelReply => ({
+  kind: 'response',
+  status,
+  body,
+  headers: NO_HEADERS,
+});
+const TIMEOUT: ModelReply = { kind: 'no_response', reason: 'timeout' };
+const RESET: ModelReply = { kind: 'no_response', reason: 'connection_lost' };
+
+/** The provider's state and its client. */
+export class ProviderModel {
+  readonly objects = new Map<string, ModelObject>();
+  readonly writes: AppliedWrite[] = [];
+  readonly requests: RequestRecord[] = [];
+  readonly #answers = new Map<
+    string,
+    { readonly fingerprint: string; readonly reply: ModelReply }
+  >();
+  readonly #context: ProviderModelContext;
+  readonly #config: Required<ProviderModelConfig>;
+  #ids = 0;
+  #sequence = 0;
+
+  constructor(context: ProviderModelContext, config: ProviderModelConfig) {
+    this.#context = context;
+    this.#config = { clientTimeoutMs: 800, maxInFlightMs: 2_000, ...config };
+  }
+
+  get honoursKeys(): boolean {
+    return this.#config.honoursKeys;
+  }
+
+  /** Seeds an object (not a write: the provider's initial state). */
+  seed(collection: string, id: string, fields: Record<string, JsonValue>): void {
+    this.objects.set(`${collection}/${id}`, {
+      id,
+      collection,
+      fields: { ...fields },
+      effect: null,
+      proposal: null,
+    });
+  }
+
+  /** Objects of a collection, in creation order. */
+  list(collection: string): ModelObject[] {
+    const found: ModelObject[] = [];
+    for (const object of this.objects.values()) {
+      if (object.collection === collection) found.push(object);
+    }
+    return found;
+  }
+
+  /**
+   * Sends a write through `transport`; resolves with what the client saw. The caller first parks
+   * at the dispatch point (time may pass before the request leaves, as in a GC pause).
+   */
+  async write(request: WriteRequest, requestedTransport: Transport): Promise<ModelReply> {
+    await this.#context.scheduler.point(`dispatch ${request.operation}`, 'provider_write');
+    return this.#send(request, requestedTransport);
+  }
+
+  #send(request: WriteRequest, requestedTransport: Transport): Promise<ModelReply> {
+    const { scheduler, clock, tape, avoid } = this.#context;
+    const transport = avoid.has('retrying_transport') ? 'kit' : requestedTransport;
+    const sender = scheduler.current;
+    if (sender === undefined) throw new Error('provider model: write outside an actor');
+    let fault: WriteFault = 'none';
+    if (this.#context.faultsEnabled()) {
+      fault = WRITE_FAULTS[tape.weighted(WRITE_FAULT_WEIGHTS)] ?? 'none';
+      if (fault === 'odd_text' && avoid.has('odd_text')) fault = 'none';
+    }
+    if (fault !== 'none') this.#context.onFault(fault, 'provider_write', sender);
+    const record: RequestRecord = {
+      id: this.requests.length + 1,
+      operation: request.operation,
+      idempotencyKey: request.idempotencyKey ?? null,
+      effect: request.effect ?? null,
+      proposal: request.proposal ?? null,
+      fault,
+      sentAtMs: clock.now(),
+      sentStep: scheduler.step,
+      sender: { process: sender.process, incarnation: sender.incarnation, actor: sender.name },
+      deliveries: 0,
+      outcome: 'pending',
+    };
+    this.requests.push(record);
+    const waiter = scheduler.suspend<ModelReply>('provider_write');
+    const label = `${sender.name}: ${request.operation}`;
+    const answer = (reply: () => ModelReply) => waiter.resumeWith(`${label} answer`, reply);
+    const answerTimeout = () =>
+      waiter.resumeWith(`${label} timeout`, () => {
+        clock.advanceTo(record.sentAtMs + this.#config.clientTimeoutMs);
+        return TIMEOUT;
+      });
+    /** The answer, unless it comes after the client gave up. */
+    const answerInTime = (reply: ModelReply) =>
+      waiter.resumeWith(`${label} answer`, () =>
+        clock.now() > record.sentAtMs + this.#config.clientTimeoutMs ? TIMEOUT : reply,
+      );
+    const apply = (then: (reply: ModelReply) => void) =>
+      scheduler.task(`${label} apply`, 'provider_write', () => then(this.#apply(record, request)));
+    switch (fault) {
+      case 'none':
+        apply(answerInTime);
+        break;
+      case 'error_before_write':
+        record.outcome = 'not_applied';
+        answer(() => respond(500, { error: { type: 'api_error', code: 'internal' } }));
+        break;
+      case 'rejected':
+        record.outcome = 'not_applied';
+        answer(() => respond(402, { error: { type: 'card_error', code: 'card_declined' } }));
+        break;
+      case 'rate_limited':
+        record.outcome = 'not_applied';
+        answer(() => respond(429, { error: { type: 'rate_limit_error', code: 'rate_limit' } }));
+        break;
+      case 'lost_before_write':
+        record.outcome = 'not_applied';
+        answerTimeout();
+        break;
+      case 'lost_after_write':
+        apply(() => answerTimeout());
+        break;
+      case 'error_after_write':
+        apply(() => answer(() => respond(500, { error: { type: 'api_error' } })));
+        break;
+      case 'late_write':
+        answerTimeout();
+        apply(() => undefined);
+        break;
+      case 'transport_retry':
+        // The first answer is lost on a reset. A retrying client re-sends the same request on
+        // its own; the kit reports the reset (an unknown outcome) instead.
+        if (transport === 'retrying') apply(() => apply(answerInTime));
+        else apply(() => answer(() => RESET));
+        break;
+      case 'odd_text':
+        if (tape.chance(50)) {
+          record.outcome = 'not_applied';
+          answer(() => respond(402, { error: { type: 'card_error', code: ODD_ERROR_CODE } }));
+        } else {
+          apply((reply) => answerInTime(this.#oddReceipt(reply)));
+        }
+        break;
+    }
+    return waiter.promise;
+  }
+
+  /** Reads (served at the moment the scheduler picks it); resolves with what the client saw. */
+  read(request: ReadRequest): Promise<ModelReply> {
+    const { scheduler, tape } = this.#context;
+    const sender = scheduler.current;
+    if (sender === undefined) throw new Error('provider model: read outside an actor');
+    let fault: ReadFault = 'none';
+    if (this.#context.faultsEnabled())
+      fault = READ_FAULTS[tape.weighted(READ_FAULT_WEIGHTS)] ?? 'none';
+    if (fault !== 'none') this.#context.onFault(fault, 'provider_read', sender);
+    const waiter = scheduler.suspend<ModelReply>('provider_read');
+    waiter.resumeWith(`${sender.name}: ${request.operation}`, () => {
+      if (fault === 'read_error') return respond(503, { error: { type: 'api_error' } });
+      if (fault === 'read_timeout') {
+        if (!this.#context.avoid.has('time_during_execution')) {
+          this.#context.clock.advance(this.#config.clientTimeoutMs);
+        }
+        return TIMEOUT;
+      }
+      return this.#serve(request);
+    });
+    return waiter.promise;
+  }
+
+  #serve(request: ReadRequest): ModelReply {
+    if (request.objectId !== undefined) {
+      const object = this.objects.get(`${request.collection}/${request.objectId}`);
+      return object === undefined
+        ? respond(404, { error: { type: 'invalid_request_error', code: 'resource_missing' } })
+        : respond(200, view(object));
+    }
+    const data = this.list(request.collection)
+      .filter((object) => request.where?.(object) ?? true)
+      .map(view);
+    return respond(200, { object: 'list', data, has_more: false });
+  }
+
+  /** The commit point: applies (or replays) one delivery of a request. */
+  #apply(record: RequestRecord, request: WriteRequest): ModelReply {
+    const { clock, scheduler } = this.#context;
+    if (clock.now() > record.sentAtMs + this.#config.maxInFlightMs) {
+      record.outcome = 'died';
+      return TIMEOUT;
+    }
+    record.deliveries += 1;
+    const fingerprint = JSON.stringify([
+      request.operation,
+      request.objectId ?? null,
+      request.fields,
+    ]);
+    const key = request.idempotencyKey;
+    if (this.#config.honoursKeys && key !== undefined) {
+      const seen = this.#answers.get(key);
+      if (seen !== undefined) {
+        record.outcome = record.outcome === 'pending' ? 'replayed' : record.outcome;
+        return seen.fingerprint === fingerprint
+          ? seen.reply
+          : respond(400, { error: { type: 'idempotency_error', code: 'idempotency_key_reuse' } });
+      }
+    }
+    let object: ModelObject | undefined;
+    if (request.kind === 'create') {
+      this.#ids += 1;
+      const prefix = request.collection.slice(0, 2);
+      object = {
+        id: `${prefix}_${String(this.#ids).padStart(5, '0')}`,
+        collection: request.collection,
+        fields: { ...request.fields },
+        effect: request.effect ?? null,
+        proposal: request.proposal ?? null,
+      };
+      this.objects.set(`${object.collection}/${object.id}`, object);
+    } else {
+      object = this.objects.get(`${request.collection}/${request.objectId ?? ''}`);
+      if (object === undefined) {
+        record.outcome = record.outcome === 'pending' ? 'refused' : record.outcome;
+        return respond(404, { error: { type: 'invalid_request_error', code: 'resource_missing' } });
+      }
+      // A domain rule seeded on the object: the provider refuses this operation on it.
+      if (object.fields.refuses === request.operation) {
+        record.outcome = record.outcome === 'pending' ? 'refused' : record.outcome;
+        return respond(422, {
+          error: { type: 'invalid_request_error', code: 'operation_refused' },
+        });
+      }
+      object.fields = { ...object.fields, ...request.fields };
+    }
+    record.outcome = 'applied';
+    this.writes.push({
+      sequence: ++this.#sequence,
+      requestId: record.id,
+      operation: request.operation,
+      kind: request.kind,
+      objectId: object.id,
+      effect: request.effect ?? null,
+      proposal: request.proposal ?? null,
+      idempotencyKey: key ?? null,
+      fields: { ...request.fields },
+      atMs: clock.now(),
+      step: scheduler.step,
+    });
+    const reply = respond(200, view(object));
+    if (key !== undefined) this.#answers.set(key, { fingerprint, reply });
+    return reply;
+  }
+
+  /** The odd-text fault on success: the object's id (and so every later read) carries a lone surrogate. */
+  #oddReceipt(reply: ModelReply): ModelReply {
+    if (reply.kind !== 'response' || reply.status !== 200) return reply;
+    const body = reply.body as { id: string; object: string };
+    const stored = [...this.objects.values()].find((object) => object.id === body.id);
+    if (stored === undefined) return reply;
+    const renamed: ModelObject = { ...stored, id: oddId(stored.id) };
+    this.objects.delete(`${stored.collection}/${stored.id}`);
+    this.objects.set(`${renamed.collection}/${renamed.id}`, renamed);
+    const last = this.writes.at(-1);
+    if (last !== undefined && last.objectId === stored.id) {
+      this.writes[this.writes.length - 1] = { ...last, objectId: renamed.id };
+    }
+    return respond(200, view(renamed));
+  }
+}
+
+/** The JSON a client sees for an object (Stripe-like: id, object, fields, metadata). */
+function view(object: ModelObject): Record<string, unknown> {
+  return {
+    id: object.id,
+    object: object.collection,
+    ...object.fields,
+    metadata: {
+      ...(object.effect === null ? {} : { sideguard_effect: object.effect }),
+      ...(object.proposal === null ? {} : { sideguard_proposal: object.proposal }),
+    },
+  };
+}

@@ -1,0 +1,451 @@
+/**
+ * Runs one schedule: builds the world over the real guard and a real store, lets the workload's
+ * actors run under the seeded scheduler with faults, crashes and clock jumps (the fault phase),
+ * heals the faults and settles (the liveness phase), and collects the evidence.
+ */
+import type { JsonValue } from '../core/canonical-json.js';
+import { createGuardCore, type Guard, type GuardEvent, type Ids } from '../core/guard.js';
+import { createDevelopmentKeyRing } from '../core/key-ring.js';
+import type { AuthorityEvidenceRecord, GuardStore, ProposalRecord } from '../core/store.js';
+import { createMemoryStore } from '../stores/memory/memory-store.js';
+import { activateTraps, deactivateTraps, installAmbientTraps } from './ambient-traps.js';
+import { type ChoiceTape, createSeededGenerator } from './choice-tape.js';
+import type { ActorKind, Phase, ProcessName, StepEvent } from './explore-vocabulary.js';
+import { isSettled, settle } from './liveness-phase.js';
+import { ProviderModel } from './provider-model.js';
+import type { ScheduleEvidence } from './schedule-evidence.js';
+import { type Actor, Scheduler } from './scheduler.js';
+import { applyStoreBreakages } from './store-breakages.js';
+import { createStoreProbe, StoreLog } from './store-probe.js';
+import { createVirtualClock } from './virtual-clock.js';
+import { BUILTIN_WORKLOADS, MIX_ORDER } from './workloads/builtin-workloads.js';
+import type { WorkloadDefinition } from './workloads/workload-kit.js';
+import type { AgentRequest, GuardCallFailure, World } from './world.js';
+
+/** The key ring of every schedule (deterministic, development only). */
+const KEY_RING = createDevelopmentKeyRing('sideguard-explore');
+
+/** A guard-level breakage switch, passed to the core when it supports one. */
+export type GuardBreakageSwitch = (
+  config: Parameters<typeof createGuardCore>[0],
+) => Parameters<typeof createGuardCore>[0];
+
+/** How to run one schedule. */
+export interface ScheduleOptions {
+  /** A built-in workload name (`mix` draws one) or a user's workload. @default 'mix' */
+  readonly workload?: string | WorkloadDefinition;
+  /** Breakages to switch on (explorer breakages and, where the core supports them, guard ones). */
+  readonly breakages?: readonly string[];
+  /** Opens a fresh durable store for the schedule. @default a new memory store */
+  readonly openStore?: () => GuardStore;
+  /** At most this many crashes per schedule. @default 2 */
+  readonly maxCrashes?: number;
+  /** Adds guard-level breakages to the core's config (see `guard-breakages.ts`). */
+  readonly guardBreakages?: GuardBreakageSwitch;
+  /**
+   * Triggers of known defects to leave out while their fixes are pending (see
+   * `pending-fixes.ts`): `odd_text`, `retrying_transport`, `time_during_execution`.
+   */
+  readonly avoid?: readonly string[];
+  /** When set, every scheduler decision is appended here (for the readable timeline). */
+  readonly trace?: TraceEntry[];
+}
+
+/** One scheduler decision, for the readable timeline. */
+export interface TraceEntry {
+  readonly step: number;
+  readonly atMs: number;
+  readonly what: string;
+}
+
+/** What one schedule produced. */
+export interface ScheduleRun {
+  readonly evidence: ScheduleEvidence;
+  /** The choices drawn (replays the schedule exactly). */
+  readonly choices: readonly number[];
+  readonly workload: string;
+  /** Coverage cells hit: `fault|phase|actor`. */
+  readonly cells: readonly string[];
+}
+
+const STEP_EVENTS: readonly StepEvent[] = [
+  'none',
+  'clock_tick',
+  'clock_to_deadline',
+  'clock_past_lease',
+  'clock_past_ttl',
+  'crash',
+];
+const STEP_WEIGHTS = [86, 5, 4, 3, 1, 1];
+const MAX_FAULT_STEPS = 4_000;
+const MAX_LIVENESS_STEPS = 20_000;
+const LEASE_MS = 10_000;
+const TTL_MS = 30 * 60_000;
+
+function resolveWorkload(
+  tape: ChoiceTape,
+  workload: ScheduleOptions['workload'],
+): WorkloadDefinition {
+  if (typeof workload === 'object') return workload;
+  const name = workload ?? 'mix';
+  if (name === 'mix') {
+    return BUILTIN_WORKLOADS[MIX_ORDER[tape.choose(MIX_ORDER.length)] ?? 'refund'];
+  }
+  const found = (BUILTIN_WORKLOADS as Record<string, WorkloadDefinition>)[name];
+  if (found === undefined) {
+    throw new RangeError(
+      `unknown workload ${JSON.stringify(name)}; known: ${[...Object.keys(BUILTIN_WORKLOADS), 'mix'].join(', ')}`,
+    );
+  }
+  return found;
+}
+
+/** Deterministic ids, shared by every incarnation (real ids never collide across restarts). */
+function scheduleIds(): Ids {
+  let proposals = 0;
+  let leases = 0;
+  return {
+    proposal: () => `prop_${String(++proposals).padStart(4, '0')}`,
+    lease: () => `lease_${String(++leases).padStart(4, '0')}`,
+  };
+}
+
+function scheduleRandomBytes(): (size: number) => Uint8Array {
+  const next = createSeededGenerator(0x5eed);
+  return (size) => {
+    const bytes = new Uint8Array(size);
+    for (let index = 0; index < size; index++) bytes[index] = next() & 0xff;
+    return bytes;
+  };
+}
+
+/** Runs one schedule from `tape`. Never throws for what the guard does; that is evidence. */
+export async function runSchedule(
+  tape: ChoiceTape,
+  options: ScheduleOptions = {},
+): Promise<ScheduleRun> {
+  installAmbientTraps();
+  const breakages = new Set(options.breakages ?? []);
+  const avoid = new Set(options.avoid ?? []);
+  const clock = createVirtualClock();
+  const scheduler = new Scheduler();
+  scheduler.keepParkedOnCrash = breakages.has('crash_keeps_parked');
+  const log = new StoreLog();
+  const cells = new Set<string>();
+  const cover = (fault: string, phase: Phase, kind: ActorKind | undefined) =>
+    cells.add(`${fault}|${phase}|${kind ?? 'provider'}`);
+  const tenant = 'explore';
+  const workload = resolveWorkload(tape, options.workload);
+  let faultsEnabled = true;
+  const provider = new ProviderModel(
+    {
+      scheduler,
+      clock,
+      tape,
+      faultsEnabled: () => faultsEnabled,
+      onFault: (fault, phase, actor) => cover(fault, phase, actor?.kind),
+      avoid,
+    },
+    { honoursKeys: !tape.chance(40) },
+  );
+  const base = (options.openStore ?? createMemoryStore)();
+  const stores = applyStoreBreakages(base, breakages, scheduler, log);
+  const ids = scheduleIds();
+  const randomBytes = scheduleRandomBytes();
+  const sinkEvents: GuardEvent[] = [];
+  const failures: GuardCallFailure[] = [];
+  const makeGuard = (process: ProcessName): Guard => {
+    const config = {
+      store: createStoreProbe(stores.forProcess(process), scheduler, clock, log),
+      keyRing: KEY_RING,
+      clock,
+      ids,
+      randomBytes,
+      events: (event: GuardEvent) => {
+        sinkEvents.push(event);
+      },
+    };
+    return createGuardCore(options.guardBreakages?.(config) ?? config);
+  };
+  const guards: Record<ProcessName, Guard> = { app: makeGuard('app'), worker: makeGuard('worker') };
+  const requests: AgentRequest[] = [];
+  const world: World = {
+    tape,
+    clock,
+    scheduler,
+    provider,
+    log,
+    keyRing: KEY_RING,
+    tenant,
+    guardOf: (process) => guards[process],
+    spawn(kind, name, process, body) {
+      const guard = guards[process];
+      scheduler.spawn(kind, name, process, (actor) => body(guard, actor));
+    },
+    async call(actor, name, proposal, run) {
+      actor.call = name;
+      try {
+        return await run();
+      } catch (error) {
+        const { code, message } = error as { code?: unknown; message?: unknown };
+        failures.push({
+          actor: actor.name,
+          process: actor.process,
+          call: name,
+          proposal,
+          step: scheduler.step,
+          code: typeof code === 'string' ? code : 'thrown',
+          message: String(message ?? error),
+        });
+        return undefined;
+      }
+    },
+    remember(result, request) {
+      if (result?.semanticEffectKey !== undefined && request !== undefined) {
+        world.labels.set(result.semanticEffectKey, request.label);
+      }
+    },
+    addRequest: (request) => requests.push(request),
+    requests,
+    labels: new Map(),
+    privateValues: [],
+    failures,
+    sinkEvents,
+    actions: new Map(),
+    inputBindings: new Map(),
+    get faultsEnabled() {
+      return faultsEnabled;
+    },
+    set faultsEnabled(value: boolean) {
+      faultsEnabled = value;
+    },
+  };
+
+  let crashes = 0;
+  const maxCrashes = options.maxCrashes ?? 2;
+  const crash = (process: ProcessName) => {
+    crashes += 1;
+    options.trace?.push({
+      step: scheduler.step,
+      atMs: clock.now(),
+      what: `crash: ${process} restarts`,
+    });
+    for (const operation of scheduler.crash(process))
+      cover('crash', operation.phase, operation.actor?.kind);
+    clock.advance(2_000);
+    guards[process] = makeGuard(process);
+    if (process === 'app') {
+      for (const [index, request] of requests.entries()) {
+        world.spawn('recovery', `retry${index + 1}`, 'app', async (guard, actor) => {
+          const facts = request.facts === undefined ? undefined : await request.facts();
+          const result = await world.call(actor, 'run', null, () =>
+            guard.run(request.action, {
+              tenant,
+              input: { ...request.input, requestId: `retry-after-crash-${crashes}` },
+              principal: request.principal,
+              ...(facts === undefined ? {} : { facts }),
+            }),
+          );
+          world.remember(result, request);
+        });
+      }
+    } else {
+      world.spawn('recovery', 'sweeper-restarted', 'worker', async (guard, actor) => {
+        for (const action of world.actions.values()) {
+          await world.call(actor, 'sweep', null, () => guard.sweep(action, { tenant }));
+        }
+      });
+    }
+  };
+
+  /** A provider call in flight, or a live executor holding an execution lease. */
+  const executionBusy = () =>
+    scheduler.parked.some(
+      (operation) =>
+        operation.phase === 'provider_write' ||
+        operation.phase === 'provider_read' ||
+        operation.phase === 'claim' ||
+        // Between the time of check and the claim (window 1): an execute reading the store.
+        (operation.phase === 'store_read' &&
+          /^(run|execute|settle:authorized)$/.test(operation.actor?.call ?? '')),
+    ) ||
+    [...log.executors].some(
+      ([proposal, actor]) =>
+        log.records.get(proposal)?.status === 'executing' && !scheduler.isDead(actor),
+    );
+  const stepEvent = (event: StepEvent): void => {
+    const now = clock.now();
+    if (event.startsWith('clock') && avoid.has('time_during_execution') && executionBusy()) {
+      return;
+    }
+    switch (event) {
+      case 'none':
+        return;
+      case 'clock_tick':
+        clock.advance(1 + tape.choose(500));
+        return;
+      case 'clock_to_deadline':
+        clock.advanceTo((log.nextDeadlineAfter(now) ?? now) + 1);
+        return;
+      case 'clock_past_lease':
+        clock.advance(LEASE_MS + 1);
+        return;
+      case 'clock_past_ttl':
+        clock.advance(TTL_MS + 1);
+        return;
+      case 'crash':
+        if (crashes < maxCrashes) crash(tape.chance(50) ? 'worker' : 'app');
+        return;
+    }
+  };
+
+  const trace = options.trace;
+  workload.setup(world);
+  let faultPhaseFinished = false;
+  let escapes: readonly string[] = [];
+  activateTraps();
+  try {
+    for (let steps = 0; steps < MAX_FAULT_STEPS; steps++) {
+      await scheduler.quiescent();
+      if (scheduler.parked.length === 0) {
+        faultPhaseFinished = true;
+        break;
+      }
+      const event = STEP_EVENTS[tape.weighted(STEP_WEIGHTS)] ?? 'none';
+      stepEvent(event);
+      if (event !== 'none')
+        trace?.push({ step: scheduler.step, atMs: clock.now(), what: `fault: ${event}` });
+      if (scheduler.parked.length === 0) continue;
+      const operation = scheduler.runAt(tape.choose(scheduler.parked.length));
+      trace?.push({
+        step: scheduler.step,
+        atMs: clock.now(),
+        what: `${operation.owner} ${operation.label}`,
+      });
+      if (event !== 'none' && event !== 'crash')
+        cover(event, operation.phase, operation.actor?.kind);
+    }
+    // Liveness: faults healed, first-come order, no more choices drawn.
+    faultsEnabled = false;
+    if (!faultPhaseFinished) scheduler.parked.length = 0;
+    world.spawn('liveness', 'operator', 'worker', (guard, actor: Actor) =>
+      settle(world, guard, actor),
+    );
+    for (let steps = 0; steps < MAX_LIVENESS_STEPS; steps++) {
+      await scheduler.quiescent();
+      if (scheduler.parked.length === 0) break;
+      const operation = scheduler.runAt(0);
+      trace?.push({
+        step: scheduler.step,
+        atMs: clock.now(),
+        what: `liveness: ${operation.label}`,
+      });
+    }
+  } finally {
+    escapes = [...deactivateTraps()];
+  }
+  return {
+    evidence: await collectEvidence(world, stores.durable, {
+      workload: workload.name,
+      escapes,
+      faultPhaseFinished,
+      zombies: scheduler.zombies,
+      steps: scheduler.step,
+    }),
+    choices: tape.choices,
+    workload: workload.name,
+    cells: [...cells],
+  };
+}
+
+async function collectEvidence(
+  world: World,
+  durable: GuardStore,
+  extra: Pick<
+    ScheduleEvidence,
+    'workload' | 'escapes' | 'faultPhaseFinished' | 'zombies' | 'steps'
+  >,
+): Promise<ScheduleEvidence> {
+  const { tenant } = world;
+  const records: ProposalRecord[] = [];
+  const evidence = new Map<string, readonly AuthorityEvidenceRecord[]>();
+  for (const id of world.log.records.keys()) {
+    const record = await durable.getProposal(tenant, id);
+    if (record === undefined) continue;
+    records.push(record);
+    if (record.policy.decision === 'require_approval') {
+      evidence.set(id, await durable.listEvidence(tenant, id));
+    }
+  }
+
+  const auditor = createGuardCore({
+    store: durable,
+    keyRing: KEY_RING,
+    clock: world.clock,
+    ids: scheduleIds(),
+    randomBytes: scheduleRandomBytes(),
+  });
+  const byId = new Map(records.map((record) => [record.proposal, record]));
+  // Effects no result named (the call threw): label them by matching the committed input.
+  for (const record of records) {
+    if (world.labels.has(record.semanticEffectKey) || record.snapshot === null) continue;
+    const action = world.actions.get(record.actionType);
+    if (action === undefined) continue;
+    const view = await auditor.read(action, {
+      tenant,
+      proposal: record.proposal,
+      reader: record.principal,
+    });
+    const input = (view.input ?? {}) as Record<string, unknown>;
+    const request = world.requests.find((candidate) =>
+      action.protectedFields.every((field) => candidate.input[field] === input[field]),
+    );
+    if (request !== undefined) world.labels.set(record.semanticEffectKey, request.label);
+  }
+  const inputs = new Map<string, Promise<JsonValue | undefined>>();
+  const unsettled = records
+    .filter(
+      (record) =>
+        !isSettled(
+          record.status,
+          world.actions.get(record.actionType)?.config.compensate !== undefined,
+        ),
+    )
+    .map((record) => ({ proposal: record.proposal, status: record.status }));
+  return {
+    ...extra,
+    tenant,
+    honoursKeys: world.provider.honoursKeys,
+    events: await durable.readLedger({ tenant }),
+    head: await durable.ledgerHead(tenant),
+    records,
+    evidence,
+    inputOf: (proposal) => {
+      let input = inputs.get(proposal);
+      if (input === undefined) {
+        const record = byId.get(proposal);
+        const action = record === undefined ? undefined : world.actions.get(record.actionType);
+        input =
+          record === undefined || action === undefined || record.snapshot === null
+            ? Promise.resolve(undefined)
+            : auditor
+                .read(action, { tenant, proposal, reader: record.principal })
+                .then((view) => view.input as JsonValue | undefined);
+        inputs.set(proposal, input);
+      }
+      return input;
+    },
+    writes: world.provider.writes,
+    requests: world.provider.requests,
+    objects: [...world.provider.objects.values()],
+    commits: world.log.commits,
+    stepOfSequence: world.log.stepOfSequence,
+    inputBindings: world.inputBindings,
+    failures: world.failures,
+    sinkEvents: world.sinkEvents,
+    labels: world.labels,
+    privateValues: world.privateValues,
+    actions: world.actions,
+    unsettled,
+  };
+}

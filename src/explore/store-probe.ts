@@ -1,0 +1,140 @@
+/**
+ * The store probe: wraps a real store so that every store operation is a scheduling point, and
+ * records what every acknowledged commit wrote (leases, sealed events) as evidence. It never
+ * changes what the store decides.
+ */
+import type { LedgerEvent } from '../core/ledger.js';
+import type { GuardStore, ProposalRecord, StoreCommit, StoreCommitResult } from '../core/store.js';
+import { awaitWithoutTraps } from './ambient-traps.js';
+import type { Phase } from './explore-vocabulary.js';
+import type { Actor, Scheduler } from './scheduler.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+/** A lease as a record holds it. */
+export type Lease = ProposalRecord['lease'];
+
+/** One acknowledged commit, as the probe saw it. */
+export interface CommitObservation {
+  readonly step: number;
+  readonly atMs: number;
+  readonly proposal: string | null;
+  readonly previous: ProposalRecord | undefined;
+  readonly next: ProposalRecord | undefined;
+  readonly events: readonly LedgerEvent[];
+  readonly actor: string;
+}
+
+/** What every probe of a schedule writes to. */
+export class StoreLog {
+  readonly commits: CommitObservation[] = [];
+  /** The latest record every acknowledged commit left, per proposal. */
+  readonly records = new Map<string, ProposalRecord>();
+  /** Evidence expiry times recorded so far (deadlines for clock jumps). */
+  readonly evidenceExpiries: number[] = [];
+  /** The scheduler step at which each ledger sequence became durable. */
+  readonly stepOfSequence = new Map<number, number>();
+  /** Who moved each proposal to `executing` last (the executor holding its lease). */
+  readonly executors = new Map<string, Actor>();
+
+  /** Notes that `events` became durable at `step`. */
+  durable(events: readonly LedgerEvent[], step: number): void {
+    for (const event of events) this.stepOfSequence.set(event.sequence, step);
+  }
+
+  /** Deadlines the scheduler may jump just past: leases, due times, TTLs, evidence expiries. */
+  nextDeadlineAfter(nowMs: number): number | undefined {
+    let next: number | undefined;
+    const consider = (value: number | null | undefined) => {
+      if (value != null && value > nowMs && (next === undefined || value < next)) next = value;
+    };
+    for (const record of this.records.values()) {
+      consider(record.lease?.expiresAtMs);
+      consider(record.dueAtMs);
+      consider(record.expiresAtMs);
+    }
+    for (const expiry of this.evidenceExpiries) consider(expiry);
+    return next;
+  }
+}
+
+const phaseOfCommit = (write: StoreCommit): Phase => {
+  if (write.claim !== undefined) return 'claim';
+  if (write.proposal?.kind === 'insert') return 'prepare';
+  if (write.evidence !== undefined && write.evidence.length > 0) return 'authority';
+  const first = write.events[0]?.type;
+  if (
+    first === 'committed' ||
+    first === 'commit_failed' ||
+    first === 'commit_outcome_unknown' ||
+    first === 'partial_commit' ||
+    first === 'late_result_observed'
+  ) {
+    return 'record';
+  }
+  if (first === 'verification_started' || first === 'compensation_started') return 'verify_lease';
+  return 'other_commit';
+};
+
+/** Wraps `inner` so every call parks on `scheduler` and every acknowledged commit is logged. */
+export function createStoreProbe(
+  inner: GuardStore,
+  scheduler: Scheduler,
+  clock: VirtualClock,
+  log: StoreLog,
+): GuardStore {
+  const read = async <T>(label: string, call: () => Promise<T>): Promise<T> => {
+    await scheduler.point(label, 'store_read');
+    return awaitWithoutTraps(call);
+  };
+  return {
+    kind: inner.kind,
+    async commit(write: StoreCommit): Promise<StoreCommitResult> {
+      const phase = phaseOfCommit(write);
+      await scheduler.point(`store.commit ${write.events[0]?.type ?? ''}`, phase);
+      const actor = scheduler.current?.name ?? '?';
+      const result = await awaitWithoutTraps(() => inner.commit(write));
+      if (result.kind === 'committed') {
+        const id = write.proposal?.record.proposal ?? null;
+        const previous = id === null ? undefined : log.records.get(id);
+        const next = write.proposal?.record;
+        if (id !== null && next !== undefined) log.records.set(id, next);
+        const current = scheduler.current;
+        if (id !== null && next?.status === 'executing' && current !== undefined) {
+          log.executors.set(id, current);
+        }
+        for (const evidence of write.evidence ?? [])
+          log.evidenceExpiries.push(evidence.expiresAtMs);
+        log.durable(result.events, scheduler.step);
+        log.commits.push({
+          step: scheduler.step,
+          atMs: clock.now(),
+          proposal: id,
+          previous,
+          next,
+          events: result.events,
+          actor,
+        });
+      }
+      return result;
+    },
+    getProposal: (tenant, proposal) =>
+      read('store.getProposal', () => inner.getProposal(tenant, proposal)),
+    listProposalsByEffect: (tenant, effectScope, limit) =>
+      read('store.listProposalsByEffect', () =>
+        inner.listProposalsByEffect(tenant, effectScope, limit),
+      ),
+    getEffectClaim: (tenant, effectScope) =>
+      read('store.getEffectClaim', () => inner.getEffectClaim(tenant, effectScope)),
+    listEvidence: (tenant, proposal) =>
+      read('store.listEvidence', () => inner.listEvidence(tenant, proposal)),
+    listDue: (query) => read('store.listDue', () => inner.listDue(query)),
+    listProposals: (query) => read('store.listProposals', () => inner.listProposals(query)),
+    readLedger: (query) => read('store.readLedger', () => inner.readLedger(query)),
+    ledgerHead: (tenant) => read('store.ledgerHead', () => inner.ledgerHead(tenant)),
+    truncateLedger: (tenant, through) =>
+      read('store.truncateLedger', () => inner.truncateLedger(tenant, through)),
+    ledgerCheckpoint: (tenant) =>
+      read('store.ledgerCheckpoint', () => inner.ledgerCheckpoint(tenant)),
+    close: () => inner.close(),
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * The built-in workloads over the support workflow's actions: `refund`, `refund-and-close`,
+ * `approvals` (2-of-3 with veto, expiry and tampered evidence) and `compensation`; `mix` draws one
+ * of them per schedule. Every shape decision (how many requests, duplicates, retries, sweeps,
+ * approvers) is drawn first, so shrinking drops actors and retries by lowering choices.
+ */
+import type { ActionDefinition } from '../../core/action.js';
+import type { WorkloadName } from '../explore-vocabulary.js';
+import type { Transport } from '../provider-model.js';
+import type { AgentRequest, World } from '../world.js';
+import {
+  defineModelRefundAction,
+  defineModelRefundAndCloseAction,
+  MODEL_INPUT_BINDINGS,
+  readOrderFacts,
+} from './model-actions.js';
+import {
+  agentAttempt,
+  drawApprover,
+  spawnAgent,
+  spawnApprover,
+  spawnBystander,
+  spawnCompensator,
+  spawnDryRun,
+  spawnSweeper,
+  type WorkloadDefinition,
+} from './workload-kit.js';
+
+/** The seeded orders (the provider's initial state). */
+const ORDERS = [
+  { orderId: 'ord_1001', chargeId: 'ch_1001', customerId: 'cus_1001', ticketId: '5001' },
+  { orderId: 'ord_1002', chargeId: 'ch_1002', customerId: 'cus_1002', ticketId: '5002' },
+] as const;
+
+/** Private details of the synthetic case: kept encrypted, never in the ledger (I8). */
+const PRIVATE_NOTE = 'Customer Ada Lovelace <ada.lovelace@example.test> says the parcel never came';
+
+function seedProvider(world: World, refusesClose: boolean): void {
+  for (const order of ORDERS) {
+    world.provider.seed('orders', order.orderId, {
+      eligible_refund_amount_minor: 190_000,
+      currency: 'usd',
+    });
+    world.provider.seed('charges', order.chargeId, { amount: 200_000, currency: 'usd' });
+    world.provider.seed('tickets', order.ticketId, {
+      hs_pipeline_stage: '1',
+      ...(refusesClose ? { refuses: 'update_ticket' } : {}),
+    });
+  }
+  world.privateValues.push(PRIVATE_NOTE, 'ada.lovelace@example.test');
+}
+
+function useActions(world: World, actions: readonly ActionDefinition[]): void {
+  for (const action of actions) world.actions.set(action.typeName, action);
+  for (const [operation, binding] of Object.entries(MODEL_INPUT_BINDINGS)) {
+    world.inputBindings.set(operation, binding);
+  }
+}
+
+/** Draws the executor's client: mostly the kit, sometimes an official client that retries. */
+const drawTransport = (world: World): Transport => (world.tape.chance(30) ? 'retrying' : 'kit');
+
+function requestFor(
+  world: World,
+  action: ActionDefinition,
+  amounts: readonly string[],
+  withTicket: boolean,
+): AgentRequest {
+  const order = ORDERS[world.tape.choose(ORDERS.length)] ?? ORDERS[0];
+  const amount = amounts[world.tape.choose(amounts.length)] ?? '25.00';
+  return {
+    action,
+    input: {
+      caseId: 'case_explore',
+      orderId: order.orderId,
+      chargeId: order.chargeId,
+      customerId: order.customerId,
+      amount,
+      currency: 'usd',
+      reason: 'requested_by_customer',
+      note: PRIVATE_NOTE,
+      ...(withTicket ? { ticketId: order.ticketId } : {}),
+    },
+    principal: 'support-agent',
+    label: `${action.type.name}:${order.orderId}:${amount}`,
+    facts: () => readOrderFacts(world.provider, order.orderId),
+  };
+}
+
+/** Agents (with duplicates and retries), sweepers, and now and then a bystander and a dry run. */
+function spawnDirectWorkload(world: World, action: ActionDefinition, withTicket: boolean): void {
+  const { tape } = world;
+  const requests = 1 + tape.choose(2);
+  for (let index = 0; index < requests; index++) {
+    const request = requestFor(world, action, ['25.00', '80.00'], withTicket);
+    spawnAgent(world, request, { name: `agent${index + 1}`, retries: tape.choose(3) });
+    if (tape.chance(35)) {
+      spawnAgent(world, request, {
+        name: `agent${index + 1}-dup`,
+        retries: tape.choose(2),
+        duplicate: true,
+      });
+    }
+    if (tape.chance(8)) spawnDryRun(world, request);
+  }
+  spawnSweeper(world, 'sweeper', 2 + tape.choose(4));
+  if (tape.chance(10)) spawnBystander(world, ORDERS[0].orderId, ORDERS[0].chargeId, 1_000);
+}
+
+const refund: WorkloadDefinition = {
+  name: 'refund',
+  setup(world) {
+    seedProvider(world, false);
+    const action = defineModelRefundAction({
+      provider: world.provider,
+      transport: drawTransport(world),
+    });
+    useActions(world, [action]);
+    spawnDirectWorkload(world, action, false);
+  },
+};
+
+const refundAndClose: WorkloadDefinition = {
+  name: 'refund-and-close',
+  setup(world) {
+    seedProvider(world, false);
+    const action = defineModelRefundAndCloseAction({
+      provider: world.provider,
+      transport: drawTransport(world),
+    });
+    useActions(world, [action]);
+    spawnDirectWorkload(world, action, true);
+    if (world.tape.chance(50)) spawnCompensator(world, 'compensator', 2 + world.tape.choose(3));
+  },
+};
+
+const compensation: WorkloadDefinition = {
+  name: 'compensation',
+  setup(world) {
+    // The ticket refuses to close, so every refund that lands needs compensation.
+    seedProvider(world, true);
+    const action = defineModelRefundAndCloseAction({
+      provider: world.provider,
+      transport: drawTransport(world),
+    });
+    useActions(world, [action]);
+    spawnDirectWorkload(world, action, true);
+    spawnCompensator(world, 'compensator', 2 + world.tape.choose(3));
+    if (world.tape.chance(40)) spawnCompensator(world, 'compensator-2', 1 + world.tape.choose(3));
+  },
+};
+
+const AUTHORITIES = [
+  { id: 'finance-lead', assurance: 'high' },
+  { id: 'support-manager', assurance: 'medium' },
+  { id: 'risk-officer', assurance: 'medium' },
+] as const;
+
+const approvalsWorkload: WorkloadDefinition = {
+  name: 'approvals',
+  setup(world) {
+    const { tape } = world;
+    seedProvider(world, false);
+    const action = defineModelRefundAction({
+      provider: world.provider,
+      transport: drawTransport(world),
+    });
+    useActions(world, [action]);
+    const request = requestFor(world, action, ['150.00', '900.00'], false);
+    world.addRequest(request);
+    const approvers = AUTHORITIES.filter((_, index) => index < 2 || tape.chance(50)).map(
+      (authority) => drawApprover(world, authority.id, authority.assurance),
+    );
+    const polls = 1 + tape.choose(3);
+    world.spawn('agent', 'agent1', 'app', async (guard, actor) => {
+      const prepared = await agentAttempt(world, guard, actor, request, 0);
+      if (prepared?.outcome !== 'authority_pending') return;
+      for (const approver of approvers) spawnApprover(world, action, prepared.proposal, approver);
+      for (let poll = 0; poll < polls; poll++) {
+        await world.scheduler.point('agent1: wait for approval', 'store_read');
+        const result = await world.call(actor, 'execute', prepared.proposal, () =>
+          guard.execute(action, { tenant: world.tenant, proposal: prepared.proposal }),
+        );
+        world.remember(result, request);
+        if (
+          result !== undefined &&
+          !['authority_pending', 'authorized', 'in_progress'].includes(result.outcome)
+        ) {
+          return;
+        }
+      }
+    });
+    if (tape.chance(25))
+      spawnAgent(world, request, { name: 'agent1-dup', retries: tape.choose(2), duplicate: true });
+    spawnSweeper(world, 'sweeper', 2 + tape.choose(4));
+  },
+};
+
+/** The built-in workloads by name (`mix` is resolved per schedule). */
+export const BUILTIN_WORKLOADS: Readonly<Record<Exclude<WorkloadName, 'mix'>, WorkloadDefinition>> =
+  {
+    refund,
+    'refund-and-close': refundAndClose,
+    approvals: approvalsWorkload,
+    compensation,
+  };
+
+/** The order `mix` draws from (index 0 is the simplest). */
+export const MIX_ORDER: readonly Exclude<WorkloadName, 'mix'>[] = [
+  'refund',
+  'refund-and-close',
+  'approvals',
+  'compensation',
+];

@@ -1,0 +1,67 @@
+/**
+ * The short exploration tier of `npm test`: every built-in workload, a fixed range of seeds, the
+ * triggers of pending fixes left out. Seeds are fixed, so a count (not a duration) bounds it and
+ * the result does not depend on the machine's speed. `npm run explore` runs the long tier.
+ */
+import {
+  ChoiceTape,
+  explore,
+  pendingTriggers,
+  replayRecorded,
+  runAndCheck,
+} from 'sideguard/explore';
+import { describe, expect, it } from 'vitest';
+
+const WORKLOADS = ['refund', 'refund-and-close', 'approvals', 'compensation'] as const;
+
+describe('explore, short tier', () => {
+  for (const workload of WORKLOADS) {
+    it(`finds no violation in 80 ${workload} schedules (pending-fix triggers left out)`, async () => {
+      const report = await explore({
+        workload,
+        schedules: 80,
+        seed: 1,
+        shrink: false,
+        scheduleOptions: { avoid: pendingTriggers() },
+      });
+      expect(report.failure?.violation).toBeUndefined();
+      expect(report.schedules).toBe(80);
+      expect(report.determinismChecks).toBe(1);
+      expect(report.cells.length).toBeGreaterThan(10);
+    }, 120_000);
+  }
+
+  it('replays a recorded tape to the same evidence (determinism)', async () => {
+    const first = await runAndCheck(ChoiceTape.fromSeed(7), { workload: 'mix' });
+    const again = await replayRecorded({
+      workload: 'mix',
+      breakages: [],
+      choices: [...first.run.choices],
+    });
+    expect(again.evidence.head).toEqual(first.run.evidence.head);
+    expect(again.evidence.writes).toEqual(first.run.evidence.writes);
+    expect(again.violations).toEqual(first.violations);
+  });
+});
+
+describe('the breakage catalogue', () => {
+  const CATALOGUE = [
+    'claims_never_block',
+    'cas_ignores_revision',
+    'ledger_apart_from_status',
+    'crash_keeps_parked',
+  ] as const;
+  for (const breakage of CATALOGUE) {
+    it(`catches ${breakage} within 300 mix schedules`, async () => {
+      const report = await explore({
+        workload: 'mix',
+        schedules: 300,
+        seed: 1,
+        breakages: [breakage],
+        shrink: false,
+        scheduleOptions: { avoid: pendingTriggers() },
+      });
+      expect(report.failure?.violation.invariant).toBeDefined();
+    }, 120_000);
+  }
+});
