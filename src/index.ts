@@ -119,6 +119,7 @@ export type {
   HttpReadBindingConfig,
   HttpUpstreamConfig,
   HttpWriteBindingConfig,
+  McpBindingVerifyContext,
   McpToolBindingConfig,
   McpTransportConfig,
   McpUpstreamConfig,
@@ -129,6 +130,9 @@ export type {
   UpstreamReply,
   UpstreamRequestSpec,
   UpstreamResponse,
+  UpstreamToolCaller,
+  UpstreamToolReply,
+  UpstreamToolResult,
 } from './gateway/config-types.js';
 export { defineConfig, UpstreamMode } from './gateway/config-types.js';
 export { createMemoryStore } from './stores/memory/memory-store.js';

@@ -9,6 +9,7 @@ import { SideguardError } from '../core/errors.js';
 import { CliError, ExitCode } from './cli-errors.js';
 import { registerKeysCommand } from './keys-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
 
@@ -43,6 +44,7 @@ registerVerifyCommands(program);
 registerLedgerCommand(program);
 registerKeysCommand(program);
 registerSandboxCommand(program);
+registerMcpCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([

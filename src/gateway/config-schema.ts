@@ -99,6 +99,8 @@ const toolBinding = z
     toInput: fn('arguments → action input').optional(),
     toArguments: fn('input → tool arguments').optional(),
     verify: fn('verify').optional(),
+    receipt: fn('result → receipt').optional(),
+    toolErrors: z.enum(['unknown', 'not_applied']).optional(),
   })
   .strict();
 

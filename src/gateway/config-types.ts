@@ -184,6 +184,34 @@ export interface HttpWriteBindingConfig {
   receipt?(response: UpstreamResponse): Receipt | undefined;
 }
 
+/** An upstream MCP tool's answer (the `tools/call` result), as bindings see it. */
+export interface UpstreamToolResult {
+  readonly content: readonly Readonly<Record<string, unknown>>[];
+  readonly structuredContent?: unknown;
+  readonly isError?: boolean;
+}
+
+/** What one upstream tool call produced; failures are values, never exceptions. */
+export type UpstreamToolReply =
+  | ({ readonly kind: 'result' } & UpstreamToolResult)
+  /** The upstream answered with a JSON-RPC error (it refused the request itself). */
+  | { readonly kind: 'error'; readonly code: number; readonly message: string }
+  /**
+   * No answer. `not_sent`: the server could not be started or reached, nothing was sent;
+   * `timeout` and `lost`: the call may have reached the server.
+   */
+  | { readonly kind: 'no_response'; readonly reason: 'not_sent' | 'timeout' | 'lost' };
+
+/** Calls tools of one upstream MCP server through the gateway's connection (no retries). */
+export interface UpstreamToolCaller {
+  callTool(name: string, args: Readonly<Record<string, unknown>>): Promise<UpstreamToolReply>;
+}
+
+/** What a tool binding's `verify` is given: the guard's context plus the upstream's tools. */
+export interface McpBindingVerifyContext extends VerifyContext {
+  readonly upstream: UpstreamToolCaller;
+}
+
 /** An upstream MCP tool the agent may call, pinned to the definition it was reviewed with. */
 export interface McpToolBindingConfig {
   readonly name: string;
@@ -204,8 +232,20 @@ export interface McpToolBindingConfig {
   toInput?(args: Readonly<Record<string, unknown>>): unknown;
   /** The committed input → the upstream tool's arguments. @default the input unchanged */
   toArguments?(input: never, context: ExecuteContext): Readonly<Record<string, unknown>>;
-  /** @default the action's own `verify` */
-  verify?(input: never, context: VerifyContext): Promise<VerifyResult>;
+  /**
+   * Asks the upstream whether the effect exists after an unknown outcome (e.g. with one of its
+   * read tools through `context.upstream`). @default the action's own `verify`
+   */
+  verify?(input: never, context: McpBindingVerifyContext): Promise<VerifyResult>;
+  /** The receipt of a successful call. @default the provider idempotency key, provider = upstream */
+  receipt?(result: UpstreamToolResult): Receipt | undefined;
+  /**
+   * What an `isError` result of a write tool means. `unknown` (safe: the tool may have failed
+   * after writing, so the guard verifies and never resends blindly) or `not_applied` (the tool
+   * reports errors only before it writes, like an HTTP 4xx: the effect is released).
+   * @default 'unknown'
+   */
+  readonly toolErrors?: 'unknown' | 'not_applied';
 }
 
 export type BindingConfig = HttpReadBindingConfig | HttpWriteBindingConfig | McpToolBindingConfig;

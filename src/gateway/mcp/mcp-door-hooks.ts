@@ -1,0 +1,85 @@
+/**
+ * The seams other parts plug into the MCP door: the gateway's decision log, shadow state,
+ * the operator's log, and the in-client approval round trip (issue 11: `input_required` with a
+ * signed `requestState` for 2026-07-28 clients, elicitation for 2025-11-25 ones). Every hook is
+ * optional; without them the door answers pending approvals at once with the proposal id.
+ */
+import type {
+  CallToolResult,
+  InputRequiredResult,
+  ServerContext,
+} from '@modelcontextprotocol/server';
+import type { ActionDefinition } from '../../core/action.js';
+import type { DecisionKind } from '../decision-vocabulary.js';
+import type { CompiledAgent } from '../gateway-table.js';
+import type { GuardedCallResult } from '../guarded-call.js';
+
+/** One decision of the MCP door: allow-listed metadata and digests, never arguments (I8). */
+export interface McpDecisionNote {
+  readonly door: 'mcp';
+  readonly tenant: string | null;
+  readonly agent: string | null;
+  readonly principal: string | null;
+  readonly kind: DecisionKind;
+  /** A `DecisionReason`, or the door's own code when the call could not be decided. */
+  readonly reason: string;
+  /** The upstream, or null for a declared action or the gateway's own tool. */
+  readonly upstream: string | null;
+  /** The tool name the agent called. */
+  readonly tool: string;
+  readonly binding: string | null;
+  /** `sha256:<hex>` of the arguments' deterministic JSON. */
+  readonly argumentsDigest: string;
+  /** The proposal a guarded call or shadow write made or resolved to. */
+  readonly proposal?: string;
+  /** The wire code of the answer (a refusal's reason or a guarded verdict's code). */
+  readonly code: string;
+}
+
+/** A shadow-mode write the door checked by a dry run and answered without sending. */
+export interface McpShadowWrite {
+  readonly tenant: string;
+  readonly upstream: string;
+  readonly tool: string;
+  readonly binding: string;
+  readonly agent: string;
+  readonly proposal: string;
+  readonly semanticEffectKey: string | undefined;
+  readonly argumentsDigest: string;
+}
+
+/** A guarded call that waits for approval, as the approval hook sees it. */
+export interface McpPendingApproval {
+  /** `modern` (2026-07-28) or `legacy` (2025-era) for the instance serving the call. */
+  readonly era: 'legacy' | 'modern';
+  readonly agent: CompiledAgent;
+  readonly action: ActionDefinition;
+  readonly tool: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly result: GuardedCallResult;
+  /** The SDK's request context (`ctx.mcpReq.requestState()`, `inputResponses`, `elicitInput`). */
+  readonly context: ServerContext;
+}
+
+/** Optional hooks of the MCP door. */
+export interface McpDoorHooks {
+  /** Every decision, after it was taken. Failures are reported to `onProblem` and ignored. */
+  readonly onDecision?: (note: McpDecisionNote) => void | Promise<void>;
+  /** Records a shadow-mode write (the gateway's shadow state). */
+  readonly onShadowWrite?: (write: McpShadowWrite) => void | Promise<void>;
+  /**
+   * Answers a call pending approval instead of the default result (the proposal id and the
+   * console URL). Return `undefined` to keep the default. Must never wait for a person.
+   */
+  readonly pendingApproval?: (
+    pending: McpPendingApproval,
+  ) => Promise<CallToolResult | InputRequiredResult | undefined>;
+  /**
+   * Verifies a 2026-07-28 `requestState` before the handler runs (the SDK's
+   * `requestState.verify`); throw to refuse it. Its resolved value is what
+   * `ctx.mcpReq.requestState()` returns.
+   */
+  readonly requestStateVerify?: (state: string, context: ServerContext) => unknown;
+  /** Operator-facing problems (an upstream that cannot be reached, a failing hook). */
+  readonly onProblem?: (message: string) => void;
+}
