@@ -80,7 +80,7 @@ export function formatMcpToolReport(reports: readonly McpUpstreamReport[]): stri
           ? 'not bound'
           : row.pin === 'pinned'
             ? `pinned by binding ${row.binding}`
-            : `CHANGED since binding ${row.binding} pinned it: review it, then set toolDigest to this digest`;
+            : `DIFFERS from the toolDigest of binding ${row.binding}: review the tool, then pin this digest`;
       lines.push(`  ${row.tool}  ${row.digest}  ${pin}`);
     }
     for (const binding of report.missing) {

@@ -98,9 +98,12 @@ export function toolCallFailure(error: unknown): UpstreamToolReply {
   return { kind: 'no_response', reason: 'lost' };
 }
 
+/** How long starting (or reaching) a server and its handshake may take, in ms. */
+export const MCP_CONNECT_TIMEOUT_MS = 30_000;
+
 /** Options of one connection. */
 export interface McpUpstreamConnectionOptions {
-  /** How long connecting, listing or one tool call may take, in ms. */
+  /** How long listing tools or one tool call may take, in ms (connecting has its own bound). */
   readonly timeoutMs: number;
   /** Hears about connect failures (for the operator's log). @default ignore */
   readonly onProblem?: (message: string) => void;
@@ -125,7 +128,11 @@ export function createMcpUpstreamConnection(
       client.onclose = () => {
         if (connected === attempt) connected = undefined;
       };
-      await client.connect(transportOf(endpoint), limits);
+      // A cold start (spawning node, loading an SDK) is slower than a call: its own bound.
+      await client.connect(transportOf(endpoint), {
+        timeout: MCP_CONNECT_TIMEOUT_MS,
+        maxTotalTimeout: MCP_CONNECT_TIMEOUT_MS,
+      });
       return client;
     })();
     connected = attempt;
