@@ -88,8 +88,11 @@ export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promis
   const { agent, target, call, request, noted } = write;
   const result = await runGuardedCall(gateway.guardedCall, request);
   noted(result.code, result.proposal);
-  const approvalUrl = approvalUrlOf(gateway.table.consoleUrl, result.proposal);
-  if (result.verdict === 'pending_approval' && gateway.hooks.pendingApproval !== undefined) {
+  const pending = result.verdict === 'pending_approval';
+  const approvalUrl = pending
+    ? approvalUrlOf(gateway.table.consoleUrl, result.proposal)
+    : undefined;
+  if (pending && gateway.hooks.pendingApproval !== undefined) {
     const answer = await gateway.hooks.pendingApproval({
       era: call.era,
       agent,
