@@ -137,8 +137,14 @@ export interface ExecutionItem {
  * `http_402_card_declined`, never free text from a provider (it may name a customer).
  */
 export type ExecuteResult =
-  /** The provider accepted the write; verification confirms it. */
-  | { readonly kind: 'accepted'; readonly receipt: Receipt }
+  /**
+   * The provider accepted the write; verification confirms it. `output` is private data the
+   * caller may need again (e.g. the provider's response): the guard keeps it encrypted with the
+   * proposal and returns it to later calls that resolve to the same effect (a duplicate gets the
+   * original result). Canonical JSON, at most 256 KiB; otherwise it is not kept (the ledger says
+   * why). Erasure removes it.
+   */
+  | { readonly kind: 'accepted'; readonly receipt: Receipt; readonly output?: JsonValue }
   /** The provider certainly did not apply the write (e.g. a 4xx validation error). */
   | { readonly kind: 'failed_known'; readonly reason: string }
   /** Nobody knows whether the write happened (timeout, lost response). */
@@ -156,7 +162,8 @@ export interface VerifyContext extends ExecuteContext {
 
 /** What the provider says about the effect. */
 export type VerifyResult =
-  | { readonly kind: 'present'; readonly receipt: Receipt }
+  /** `output`: as for `accepted`; kept only when the executor did not already keep one. */
+  | { readonly kind: 'present'; readonly receipt: Receipt; readonly output?: JsonValue }
   /** `final`: the provider authoritatively says the effect is absent (not just "not yet"). */
   | { readonly kind: 'absent'; readonly final: boolean }
   | { readonly kind: 'unknown'; readonly reason?: string };

@@ -48,6 +48,11 @@ export interface ProposalRecord {
   readonly commitment: Commitment;
   /** The encrypted input and preview; null once erased. */
   readonly snapshot: SealedEnvelope | null;
+  /**
+   * The encrypted private output of the write (e.g. the provider's response), kept once the
+   * write is known; null or absent when there is none, and null once erased.
+   */
+  readonly output?: SealedEnvelope | null;
   readonly policy: { readonly decision: PolicyDecision; readonly reasonCode: string };
   /** The reason code of the latest status change. */
   readonly reasonCode: string | null;

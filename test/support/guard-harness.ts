@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { Breakage } from '../../src/core/breakages.js';
 import { createGuardCore } from '../../src/core/guard.js';
 import {
   type ActionConfig,
@@ -184,6 +185,8 @@ export interface HarnessOptions {
   readonly events?: (event: GuardEvent) => void | Promise<void>;
   readonly onEventSinkError?: (error: unknown) => void;
   readonly audience?: string;
+  /** Test-only guarantees to switch off. @default none */
+  readonly breakages?: ReadonlySet<Breakage>;
 }
 
 /** A guard over a memory store with a manual clock, sequential ids and a fake provider. */
@@ -208,6 +211,7 @@ export function createHarness(options: HarnessOptions = {}) {
     ...(options.events ? { events: options.events } : {}),
     ...(options.onEventSinkError ? { onEventSinkError: options.onEventSinkError } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
+    ...(options.breakages ? { breakages: options.breakages } : {}),
   });
   const refund = refundAction(provider);
   return { clock, store, keyRing, provider, guard, refund, tenant: 'tenant-a' };

@@ -1,0 +1,300 @@
+/**
+ * `execute`: re-check expiry and authority, run the drift check, take the semantic-effect claim
+ * atomically with the move to `executing` under a lease (I1, I2), call the host's executor once,
+ * and record what it reported — confirming a reported write with the provider at once.
+ */
+import type { ActionDefinition, ActionInput } from '../action.js';
+import { ConfigurationError, SideguardError, StoreInvariantError } from '../errors.js';
+import type { ProposalRecord } from '../store.js';
+import type { ProposalStatus } from '../vocabulary.js';
+import { recordExecution } from './execution-outcome.js';
+import { expire } from './expiry.js';
+import {
+  after,
+  draft,
+  type GuardContext,
+  iso,
+  load,
+  MAX_CAS_ATTEMPTS,
+  reload,
+  resultOf,
+  successor,
+  update,
+} from './guard-context.js';
+import type { GuardResult, ProposalAddress } from './guard-types.js';
+import {
+  errorTag,
+  type NormalisedExecuteResult,
+  normaliseExecuteResult,
+  shortText,
+} from './host-results.js';
+import { grantLease } from './lease.js';
+import { prepareProposal } from './prepare.js';
+import { contextOf, openSnapshot, outputPart, providerKeyOf } from './proposal-snapshot.js';
+import { tallyInForce } from './tally.js';
+
+/** What one pass of the claim loop decided: an answer, or "look again" after a lost race. */
+type Step =
+  | { readonly kind: 'done'; readonly result: GuardResult }
+  | { readonly kind: 'retry'; readonly current?: ProposalRecord | undefined };
+
+const retry: Step = { kind: 'retry' };
+const done = (result: GuardResult): Step => ({ kind: 'done', result });
+
+/** Executes an authorized proposal at most once. */
+export async function executeProposal(
+  context: GuardContext,
+  action: ActionDefinition,
+  address: ProposalAddress,
+): Promise<GuardResult> {
+  let record = await load(context, action, address);
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    const step = await executeOnce(context, action, record);
+    if (step.kind === 'done') return step.result;
+    record = step.current ?? (await reload(context, record));
+  }
+  return resultOf(record, 'conflict', { reasonCode: 'too_much_contention' });
+}
+
+async function executeOnce(
+  context: GuardContext,
+  action: ActionDefinition,
+  record: ProposalRecord,
+): Promise<Step> {
+  if (record.status === 'verified') {
+    return done(
+      resultOf(record, 'replayed', {
+        reasonCode: 'already_verified',
+        ...outputPart(context, record),
+      }),
+    );
+  }
+  if (record.status === 'stale' && record.supersededBy !== null) {
+    return done(resultOf(record, 'stale', { freshProposal: record.supersededBy }));
+  }
+  if (record.status !== 'authorized') return done(resultOf(record));
+  const now = context.clock.now();
+  if (now >= record.expiresAtMs && !context.broken('expiry_not_checked')) {
+    return done(await expire(context, action, record));
+  }
+  const { input, facts } = openSnapshot(context, action, record);
+  const lapsed = await checkAuthorityInForce(context, action, record, now);
+  if (lapsed !== undefined) return lapsed;
+  if (action.config.resolve !== undefined) {
+    const drift = await checkDrift(context, action, record, input, facts);
+    if (drift !== undefined) return drift;
+  }
+  return claimAndRun(context, action, record, input, now);
+}
+
+/** For a proposal that needed approval: the tally must still be satisfied now (I2, I9). */
+async function checkAuthorityInForce(
+  context: GuardContext,
+  action: ActionDefinition,
+  record: ProposalRecord,
+  now: number,
+): Promise<Step | undefined> {
+  if (record.policy.decision !== 'require_approval') return undefined;
+  const rule = action.approval;
+  if (rule === undefined) {
+    throw new ConfigurationError(
+      'approval_rule_missing',
+      `${action.typeName} has no approval rule`,
+    );
+  }
+  const tally = tallyInForce(
+    context,
+    rule,
+    await context.store.listEvidence(record.tenant, record.proposal),
+    now,
+  );
+  if (tally.kind === 'satisfied') return undefined;
+  const status: ProposalStatus = tally.kind === 'vetoed' ? 'denied' : 'awaiting_authority';
+  const reasonCode = tally.kind === 'vetoed' ? 'rejected_by_authority' : 'authority_lapsed';
+  const next = successor(context, record, { status, reasonCode });
+  const written = await update(context, record, next, {
+    events: [
+      draft(
+        context,
+        tally.kind === 'vetoed' ? 'denied' : 'authority_lapsed',
+        record.proposal,
+        action.typeName,
+        { reasonCode },
+        after(next),
+      ),
+    ],
+  });
+  return written.kind === 'committed' ? done(resultOf(next)) : retry;
+}
+
+/** Runs the host's drift check; material drift makes the proposal stale and prepares a fresh one. */
+async function checkDrift<A extends ActionDefinition>(
+  context: GuardContext,
+  action: A,
+  record: ProposalRecord,
+  input: ActionInput<A>,
+  facts: unknown,
+): Promise<Step | undefined> {
+  const resolve = action.config.resolve;
+  if (resolve === undefined) return undefined;
+  let resolved: Awaited<ReturnType<typeof resolve>>;
+  try {
+    resolved = await resolve(input as never, contextOf(record));
+  } catch (error) {
+    throw new SideguardError(
+      'resolve_failed',
+      `Failed to execute ${record.proposal}: the drift check (resolve) of ${action.typeName} threw, so nothing was claimed or sent; execute again when it can answer (${shortText(String(error), 200)})`,
+      { cause: error, data: { proposal: record.proposal } },
+    );
+  }
+  if (resolved?.kind !== 'drifted') return undefined;
+  const freshId = context.ids.proposal();
+  const reasonCode = shortText(String(resolved.reason ?? 'drift'), 120);
+  const next = successor(context, record, {
+    status: 'stale',
+    reasonCode,
+    supersededBy: freshId,
+    lease: null,
+  });
+  const written = await update(context, record, next, {
+    events: [
+      draft(
+        context,
+        'drift_detected',
+        record.proposal,
+        action.typeName,
+        { reasonCode, freshProposal: freshId },
+        after(next),
+      ),
+    ],
+  });
+  if (written.kind !== 'committed') return retry;
+  const fresh = await prepareProposal(
+    context,
+    action,
+    {
+      tenant: record.tenant,
+      input: resolved.input ?? input,
+      facts: resolved.facts ?? facts,
+      principal: record.principal,
+      ...(record.agent === null ? {} : { agent: record.agent }),
+    },
+    { supersedes: record.proposal, proposal: freshId },
+  );
+  return done(resultOf(next, 'stale', { freshProposal: fresh.proposal }));
+}
+
+/** Takes the effect claim with the move to `executing` (one commit), then runs the executor. */
+async function claimAndRun<A extends ActionDefinition>(
+  context: GuardContext,
+  action: A,
+  record: ProposalRecord,
+  input: ActionInput<A>,
+  now: number,
+): Promise<Step> {
+  const lease = grantLease(context, action, now);
+  const claimed = successor(context, record, { status: 'executing', lease, reasonCode: null });
+  const providerIdempotencyKey = providerKeyOf(record);
+  const written = await update(context, record, claimed, {
+    claim: { effectScope: claimedScope(context, record), proposal: record.proposal, atMs: now },
+    events: [
+      draft(
+        context,
+        'commit_started',
+        record.proposal,
+        action.typeName,
+        {
+          providerIdempotencyKey,
+          resendGeneration: record.resendGeneration,
+          leaseExpiresAt: iso(lease.expiresAtMs),
+        },
+        after(claimed),
+      ),
+    ],
+  });
+  if (written.kind === 'revision_conflict') return { kind: 'retry', current: written.current };
+  if (written.kind === 'effect_claimed') {
+    return done(await supersedeByOwner(context, action, record, written.owner));
+  }
+  if (written.kind !== 'committed') {
+    throw new StoreInvariantError(
+      'unexpected_commit_result',
+      `Unexpected ${written.kind} while claiming`,
+    );
+  }
+  return done(
+    await recordExecution(
+      context,
+      action,
+      claimed,
+      input,
+      await runExecutor(action, claimed, input),
+    ),
+  );
+}
+
+/**
+ * The scope whose claim is taken with the move to `executing` (I1). With the
+ * `effect_claim_skipped` breakage the proposal claims a scope of its own, so it never meets
+ * another proposal's claim; the provider idempotency key stays the effect's.
+ */
+const claimedScope = (context: GuardContext, record: ProposalRecord): string =>
+  context.broken('effect_claim_skipped')
+    ? `${record.effectScope}#unclaimed:${record.proposal}`
+    : record.effectScope;
+
+/** Calls the host's executor; a throw is an unknown outcome, never a resend (I5). */
+async function runExecutor<A extends ActionDefinition>(
+  action: A,
+  claimed: ProposalRecord,
+  input: ActionInput<A>,
+): Promise<NormalisedExecuteResult> {
+  try {
+    return normaliseExecuteResult(await action.config.execute(input as never, contextOf(claimed)));
+  } catch (error) {
+    return { kind: 'failed_unknown', reason: `executor_threw${errorTag(error)}` };
+  }
+}
+
+/** Another proposal holds the effect: this one is superseded and the caller gets the owner. */
+async function supersedeByOwner(
+  context: GuardContext,
+  action: ActionDefinition,
+  record: ProposalRecord,
+  owner: string,
+): Promise<GuardResult> {
+  let current = record;
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    if (current.status !== 'authorized' && current.status !== 'awaiting_authority') break;
+    const next = successor(context, current, {
+      status: 'superseded',
+      reasonCode: 'semantic_effect_claimed',
+      supersededBy: owner,
+    });
+    const written = await update(context, current, next, {
+      events: [
+        draft(
+          context,
+          'superseded',
+          current.proposal,
+          action.typeName,
+          { reasonCode: 'semantic_effect_claimed', owner },
+          after(next),
+        ),
+      ],
+    });
+    if (written.kind === 'committed') break;
+    current = await reload(context, current);
+  }
+  const ownerRecord = await context.store.getProposal(record.tenant, owner);
+  if (ownerRecord === undefined) {
+    throw new StoreInvariantError(
+      'claim_owner_missing',
+      `Effect claim owner ${owner} does not exist`,
+    );
+  }
+  return resultOf(ownerRecord, 'replayed', {
+    reasonCode: 'semantic_effect_claimed',
+    ...outputPart(context, ownerRecord),
+  });
+}

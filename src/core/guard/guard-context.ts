@@ -1,0 +1,297 @@
+/**
+ * The small context every guard operation shares (store, keys, clock, ids, event sink), and the
+ * few helpers all of them use: argument checks, loading records, building successor records and
+ * ledger drafts, and the compare-and-set commit.
+ */
+import type { ActionDefinition } from '../action.js';
+import { type BreakageCheck, breakageCheck } from '../breakages.js';
+import type { JsonValue } from '../canonical-json.js';
+import {
+  ConfigurationError,
+  ContractViolationError,
+  ProposalNotFoundError,
+  StoreInvariantError,
+} from '../errors.js';
+import type { KeyRing } from '../key-ring.js';
+import type { LedgerEvent, LedgerEventDraft } from '../ledger.js';
+import type { GuardStore, ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
+import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
+import type {
+  Clock,
+  GuardCoreConfig,
+  GuardEvent,
+  GuardResult,
+  Ids,
+  ProposalAddress,
+} from './guard-types.js';
+
+/** How often an operation retries a compare-and-set that lost a race before answering `conflict`. */
+export const MAX_CAS_ATTEMPTS = 16;
+
+/** What every guard operation is given. Built once per guard by `createGuardContext`. */
+export interface GuardContext {
+  readonly store: GuardStore;
+  readonly keyRing: KeyRing;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly randomBytes: (size: number) => Uint8Array;
+  /** The audience authority evidence must name. */
+  readonly audience: string;
+  /** Hands durable events to the host's sink; never throws. */
+  readonly emit: (events: readonly LedgerEvent[]) => void;
+  /** Test-only: whether a guarantee is switched off (always false outside tests). */
+  readonly broken: BreakageCheck;
+}
+
+/** Builds the shared context from the runtime's configuration. */
+export function createGuardContext(config: GuardCoreConfig): GuardContext {
+  /** A failing sink, or a failing error handler, must never break an operation. */
+  const reportSinkError = (error: unknown): void => {
+    try {
+      config.onEventSinkError?.(error);
+    } catch {
+      // Swallowed on purpose: there is nobody left to tell.
+    }
+  };
+  const emit = (events: readonly LedgerEvent[]): void => {
+    const sink = config.events;
+    if (sink === undefined) return;
+    for (const event of events) {
+      const reason = event.data.reasonCode;
+      const payload: GuardEvent = {
+        tenant: event.tenant,
+        proposal: event.proposal,
+        actionType: event.actionType,
+        type: event.type,
+        status: event.status,
+        sequence: event.sequence,
+        reasonCode: typeof reason === 'string' ? reason : null,
+      };
+      try {
+        const returned = sink(payload);
+        if (returned instanceof Promise) returned.catch(reportSinkError);
+      } catch (error) {
+        reportSinkError(error);
+      }
+    }
+  };
+  return {
+    store: config.store,
+    keyRing: config.keyRing,
+    clock: config.clock,
+    ids: config.ids,
+    randomBytes: config.randomBytes,
+    audience: config.audience ?? 'sideguard',
+    emit,
+    broken: breakageCheck(config.breakages),
+  };
+}
+
+const STATUS_OUTCOME: Readonly<Record<ProposalStatus, Outcome>> = {
+  awaiting_authority: 'authority_pending',
+  authorized: 'authorized',
+  denied: 'denied',
+  expired: 'expired',
+  blocked: 'blocked',
+  stale: 'stale',
+  superseded: 'replayed',
+  executing: 'in_progress',
+  failed_known: 'failed_known',
+  failed_unknown: 'failed_unknown',
+  verification_pending: 'verification_pending',
+  verification_unresolved: 'verification_unresolved',
+  partially_succeeded: 'partially_succeeded',
+  verified: 'verified',
+  compensation_required: 'compensation_required',
+  compensated: 'compensated',
+  erased: 'erased',
+};
+
+/** The outcome a call reports when all it has to say is the proposal's status. */
+export const outcomeOfStatus = (status: ProposalStatus): Outcome => STATUS_OUTCOME[status];
+
+/** Checks a caller-supplied identifier (tenant, proposal, principal, …). */
+export function checkArgument(name: string, value: unknown): string {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > 256 ||
+    [...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f)
+  ) {
+    throw new ContractViolationError(
+      'invalid_argument',
+      `${name} must be a non-empty string of at most 256 characters without control characters`,
+      { data: { argument: name } },
+    );
+  }
+  return value;
+}
+
+/** Asserts that the host passed an action made by `defineAction`. */
+export function checkAction(action: unknown): asserts action is ActionDefinition {
+  if (
+    typeof action !== 'object' ||
+    action === null ||
+    (action as { kind?: unknown }).kind !== 'sideguard.action'
+  ) {
+    throw new ConfigurationError(
+      'action_not_defined',
+      'The first argument must be an action returned by defineAction(...)',
+    );
+  }
+}
+
+/** ISO-8601 text for an epoch-millisecond time. */
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Commits one write and hands its events to the sink once they are durable. */
+export async function commit(
+  context: GuardContext,
+  write: StoreCommit,
+): Promise<StoreCommitResult> {
+  const result = await context.store.commit(write);
+  if (result.kind === 'committed') context.emit(result.events);
+  return result;
+}
+
+/**
+ * Compare-and-set from `current` to `next` (revision + 1, an allowed transition), with the
+ * events and optional claim or evidence that must land in the same transaction.
+ */
+export function update(
+  context: GuardContext,
+  current: ProposalRecord,
+  next: ProposalRecord,
+  parts: Pick<StoreCommit, 'events' | 'claim' | 'evidence'>,
+): Promise<StoreCommitResult> {
+  return commit(context, {
+    tenant: current.tenant,
+    proposal: {
+      kind: 'update',
+      expectedRevision: current.revision,
+      expectedStatus: current.status,
+      record: next,
+    },
+    ...parts,
+  });
+}
+
+/** A ledger event draft stamped with the guard's clock. */
+export function draft(
+  context: GuardContext,
+  type: LedgerEventType,
+  proposal: string | null,
+  actionType: string | null,
+  data: Record<string, JsonValue>,
+  after?: { status: ProposalStatus; revision: number },
+): LedgerEventDraft {
+  return {
+    proposal,
+    type,
+    at: iso(context.clock.now()),
+    actionType,
+    status: after?.status ?? null,
+    revision: after?.revision ?? null,
+    data,
+  };
+}
+
+/** The status and revision a commit leaves behind, for the event that records it. */
+export const after = (record: ProposalRecord) => ({
+  status: record.status,
+  revision: record.revision,
+});
+
+/** Marks the last draft with the status and revision the commit leaves behind. */
+export function stampLast(events: LedgerEventDraft[], next: ProposalRecord): void {
+  const last = events.pop();
+  if (last !== undefined) events.push({ ...last, status: next.status, revision: next.revision });
+}
+
+function dueFor(
+  status: ProposalStatus,
+  record: Pick<ProposalRecord, 'expiresAtMs'>,
+  lease: ProposalRecord['lease'],
+  verifyAtMs: number | null,
+): number | null {
+  switch (status) {
+    case 'awaiting_authority':
+    case 'authorized':
+      return record.expiresAtMs;
+    case 'executing':
+      return lease?.expiresAtMs ?? null;
+    case 'failed_unknown':
+    case 'verification_pending':
+      return verifyAtMs;
+    default:
+      return null;
+  }
+}
+
+/** A record's successor with the revision bumped and `dueAtMs` recomputed. */
+export function successor(
+  context: GuardContext,
+  previous: ProposalRecord,
+  changes: Partial<Omit<ProposalRecord, 'revision' | 'tenant' | 'proposal'>>,
+  verifyAtMs: number | null = null,
+): ProposalRecord {
+  const merged = { ...previous, ...changes };
+  return {
+    ...merged,
+    revision: previous.revision + 1,
+    updatedAtMs: context.clock.now(),
+    dueAtMs:
+      changes.dueAtMs !== undefined
+        ? changes.dueAtMs
+        : dueFor(merged.status, merged, merged.lease, verifyAtMs),
+  };
+}
+
+/** What a call returns about a record. */
+export function resultOf(
+  record: ProposalRecord,
+  outcome: Outcome = STATUS_OUTCOME[record.status],
+  extra: Partial<GuardResult> = {},
+): GuardResult {
+  return {
+    proposal: record.proposal,
+    status: record.status,
+    outcome,
+    revision: record.revision,
+    ...(record.reasonCode === null ? {} : { reasonCode: record.reasonCode }),
+    semanticEffectKey: record.semanticEffectKey,
+    result: { receipts: record.receipts, compensationReceipts: record.compensationReceipts },
+    ...extra,
+  };
+}
+
+/** Loads a proposal of this action in this tenant; anything else looks like not-found. */
+export async function load(
+  context: GuardContext,
+  action: ActionDefinition,
+  address: ProposalAddress,
+): Promise<ProposalRecord> {
+  checkAction(action);
+  const tenant = checkArgument('tenant', address.tenant);
+  const proposal = checkArgument('proposal', address.proposal);
+  const record = await context.store.getProposal(tenant, proposal);
+  if (record === undefined || record.tenant !== tenant || record.actionType !== action.typeName) {
+    throw new ProposalNotFoundError(proposal);
+  }
+  return record;
+}
+
+/** Reads a record again after a lost compare-and-set. */
+export async function reload(
+  context: GuardContext,
+  record: ProposalRecord,
+): Promise<ProposalRecord> {
+  const current = await context.store.getProposal(record.tenant, record.proposal);
+  if (current === undefined) {
+    throw new StoreInvariantError(
+      'proposal_vanished',
+      `Proposal ${record.proposal} disappeared from the ${context.store.kind} store`,
+    );
+  }
+  return current;
+}

@@ -1,0 +1,409 @@
+/**
+ * `prepare`: validate the contract → decide the policy → resolve the semantic effect → commit
+ * the proposal (commitment and encrypted snapshot) with its first ledger events. A dry run walks
+ * the same checks and records only its prediction (I4).
+ */
+import type { ActionDefinition } from '../action.js';
+import { canonicalize, type JsonValue } from '../canonical-json.js';
+import { computeCommitment, sha256Hex } from '../commitment.js';
+import { sealEnvelope } from '../envelope.js';
+import {
+  ConfigurationError,
+  ContractViolationError,
+  SideguardError,
+  StoreInvariantError,
+} from '../errors.js';
+import type { LedgerEventDraft } from '../ledger.js';
+import type { ProposalRecord } from '../store.js';
+import {
+  EFFECT_RELEASED_STATUSES,
+  type PolicyDecision,
+  type ProposalStatus,
+} from '../vocabulary.js';
+import {
+  after,
+  checkAction,
+  checkArgument,
+  commit,
+  draft,
+  type GuardContext,
+  outcomeOfStatus,
+  resultOf,
+} from './guard-context.js';
+import type {
+  ContractIssue,
+  DryRunPrediction,
+  GuardResult,
+  PrepareOptions,
+} from './guard-types.js';
+import { shortText } from './host-results.js';
+import { commitmentPayload, effectKeyOf, outputPart, snapshotAad } from './proposal-snapshot.js';
+
+const MAX_INPUT_BYTES = 64 * 1024;
+const MAX_ISSUES = 20;
+
+/** Links a fresh proposal to the stale one it replaces after drift. */
+export interface SupersedeLink {
+  readonly supersedes: string;
+  readonly proposal: string;
+}
+
+/** Who proposes what, checked. */
+interface Proposing {
+  readonly tenant: string;
+  readonly principal: string;
+  readonly agent: string | null;
+  readonly mode: 'commit' | 'dry_run';
+  readonly proposal: string;
+  readonly action: ActionDefinition;
+}
+
+/** A contract-valid input in canonical form, with the facts the policy decides on. */
+interface ValidInput {
+  readonly input: Record<string, unknown>;
+  readonly inputJson: JsonValue;
+  readonly facts: JsonValue;
+  readonly factsJson: string;
+}
+
+type Validation =
+  | { readonly kind: 'valid'; readonly value: ValidInput }
+  | {
+      readonly kind: 'invalid';
+      readonly issues: readonly ContractIssue[];
+      readonly reasonCode: string;
+    };
+
+const issueOf = (path: string, code: string, error: unknown): ContractIssue => ({
+  path,
+  code,
+  message: shortText(error instanceof Error ? error.message : String(error)),
+});
+
+/** Strict contract, canonical JSON and size checks: what is refused here is never stored. */
+function validateInput(action: ActionDefinition, options: PrepareOptions): Validation {
+  const parsed = action.schema.safeParse(options.input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map((issue) => ({
+      path: shortText(issue.path.map(String).join('.'), 120) || '(root)',
+      code: String(issue.code),
+      message: shortText(issue.message),
+    }));
+    return { kind: 'invalid', issues, reasonCode: 'contract_violation' };
+  }
+  const input = parsed.data as Record<string, unknown>;
+  let canonicalInput: string;
+  try {
+    canonicalInput = canonicalize(input);
+  } catch (error) {
+    const data = error instanceof SideguardError ? error.data : undefined;
+    const path = String(data?.path ?? '(root)');
+    return {
+      kind: 'invalid',
+      issues: [issueOf(path, 'canonical_json_invalid', error)],
+      reasonCode: 'canonical_json_invalid',
+    };
+  }
+  let facts: JsonValue = null;
+  if (options.facts !== undefined && options.facts !== null) {
+    try {
+      facts = JSON.parse(canonicalize(options.facts)) as JsonValue;
+    } catch (error) {
+      return {
+        kind: 'invalid',
+        issues: [issueOf('facts', 'canonical_json_invalid', error)],
+        reasonCode: 'canonical_json_invalid',
+      };
+    }
+  }
+  const factsJson = facts === null ? '' : canonicalize(facts);
+  if (new TextEncoder().encode(canonicalInput + factsJson).byteLength > MAX_INPUT_BYTES) {
+    return {
+      kind: 'invalid',
+      issues: [
+        {
+          path: '(root)',
+          code: 'too_big',
+          message: `input is larger than ${MAX_INPUT_BYTES} bytes of canonical JSON`,
+        },
+      ],
+      reasonCode: 'input_too_large',
+    };
+  }
+  return {
+    kind: 'valid',
+    value: { input, inputJson: JSON.parse(canonicalInput) as JsonValue, facts, factsJson },
+  };
+}
+
+/** Runs the action's policy and checks its verdict is one the guard can act on. */
+function decidePolicy(
+  who: Proposing,
+  valid: ValidInput,
+): { readonly decision: PolicyDecision; readonly reasonCode: string } {
+  const { action } = who;
+  let verdict: { decision: string; reason: string };
+  try {
+    verdict = action.config.policy(valid.input, {
+      tenant: who.tenant,
+      principal: who.principal,
+      agent: who.agent,
+      mode: who.mode,
+      facts: valid.facts,
+    });
+  } catch (error) {
+    throw new SideguardError(
+      'policy_failed',
+      `The policy of ${action.typeName} threw: ${String(error)}`,
+      { cause: error },
+    );
+  }
+  if (
+    (verdict?.decision !== 'allow' &&
+      verdict?.decision !== 'require_approval' &&
+      verdict?.decision !== 'block') ||
+    typeof verdict.reason !== 'string'
+  ) {
+    throw new ConfigurationError(
+      'policy_result_invalid',
+      `The policy of ${action.typeName} must return { decision: 'allow' | 'require_approval' | 'block', reason: string }`,
+    );
+  }
+  if (verdict.decision === 'require_approval' && action.approval === undefined) {
+    throw new ConfigurationError(
+      'approval_rule_missing',
+      `The policy of ${action.typeName} required approval, but the action declares no approval rule`,
+    );
+  }
+  return { decision: verdict.decision, reasonCode: shortText(verdict.reason, 120) };
+}
+
+/** Records why an input was refused; nothing else is stored. */
+async function reject(
+  context: GuardContext,
+  who: Proposing,
+  issues: readonly ContractIssue[],
+  reasonCode: string,
+): Promise<GuardResult> {
+  await commit(context, {
+    tenant: who.tenant,
+    events: [
+      draft(context, 'contract_rejected', who.proposal, who.action.typeName, {
+        reasonCode,
+        mode: who.mode,
+        issues: issues.map((issue) => ({ ...issue })),
+      }),
+    ],
+  });
+  return {
+    proposal: who.proposal,
+    status: null,
+    outcome: 'rejected',
+    revision: 0,
+    reasonCode,
+    issues,
+  };
+}
+
+/** Prepares a proposal (or predicts one, in a dry run). */
+export async function prepareProposal(
+  context: GuardContext,
+  action: ActionDefinition,
+  options: PrepareOptions,
+  link?: SupersedeLink,
+): Promise<GuardResult> {
+  checkAction(action);
+  const mode = options.mode ?? 'commit';
+  if (mode !== 'commit' && mode !== 'dry_run') {
+    throw new ContractViolationError('invalid_argument', `mode must be 'commit' or 'dry_run'`);
+  }
+  const who: Proposing = {
+    tenant: checkArgument('tenant', options.tenant),
+    principal: checkArgument('principal', options.principal),
+    agent: options.agent === undefined ? null : checkArgument('agent', options.agent),
+    mode,
+    proposal: link?.proposal ?? context.ids.proposal(),
+    action,
+  };
+  const validation = validateInput(action, options);
+  if (validation.kind === 'invalid') {
+    return reject(context, who, validation.issues, validation.reasonCode);
+  }
+  const valid = validation.value;
+  const semanticEffectKey = effectKeyOf(context, who.tenant, action, valid.input);
+  const effectScope = `${action.typeName}#${semanticEffectKey}`;
+  const verdict = decidePolicy(who, valid);
+  const existing = (await context.store.listProposalsByEffect(who.tenant, effectScope)).find(
+    (record) =>
+      !EFFECT_RELEASED_STATUSES.has(record.status) && record.proposal !== link?.supersedes,
+  );
+  const initialStatus: ProposalStatus =
+    verdict.decision === 'block'
+      ? 'blocked'
+      : verdict.decision === 'allow'
+        ? 'authorized'
+        : 'awaiting_authority';
+  if (mode === 'dry_run') {
+    const prediction: DryRunPrediction = existing
+      ? { wouldBe: 'replayed', wouldWrite: false, semanticEffectKey, replayOf: existing.proposal }
+      : { wouldBe: initialStatus, wouldWrite: initialStatus !== 'blocked', semanticEffectKey };
+    return recordDryRun(context, who, valid, verdict, prediction);
+  }
+  if (existing !== undefined) return replayExisting(context, who, existing, semanticEffectKey);
+  return insertProposal(context, who, valid, verdict, {
+    semanticEffectKey,
+    effectScope,
+    initialStatus,
+    supersedes: link?.supersedes ?? null,
+  });
+}
+
+async function recordDryRun(
+  context: GuardContext,
+  who: Proposing,
+  valid: ValidInput,
+  verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
+  prediction: DryRunPrediction,
+): Promise<GuardResult> {
+  await commit(context, {
+    tenant: who.tenant,
+    events: [
+      draft(context, 'dry_run_predicted', who.proposal, who.action.typeName, {
+        policyDecision: verdict.decision,
+        reasonCode: verdict.reasonCode,
+        semanticEffectKey: prediction.semanticEffectKey,
+        wouldBe: prediction.wouldBe,
+        wouldWrite: prediction.wouldWrite,
+        ...(prediction.replayOf === undefined ? {} : { replayOf: prediction.replayOf }),
+      }),
+    ],
+  });
+  const preview = who.action.config.preview?.(valid.input as never);
+  return {
+    proposal: who.proposal,
+    status: null,
+    outcome: 'dry_run_predicted',
+    revision: 0,
+    reasonCode: verdict.reasonCode,
+    semanticEffectKey: prediction.semanticEffectKey,
+    prediction,
+    ...(preview === undefined ? {} : { preview }),
+  };
+}
+
+/** A second proposal for a live effect resolves to the existing one instead of a new effect. */
+async function replayExisting(
+  context: GuardContext,
+  who: Proposing,
+  existing: ProposalRecord,
+  semanticEffectKey: string,
+): Promise<GuardResult> {
+  await commit(context, {
+    tenant: who.tenant,
+    events: [
+      draft(context, 'retry_resolved', existing.proposal, who.action.typeName, {
+        reasonCode: 'semantic_effect_exists',
+        attemptedProposal: who.proposal,
+        semanticEffectKey,
+        existingStatus: existing.status,
+      }),
+    ],
+  });
+  return resultOf(existing, 'replayed', {
+    reasonCode: 'semantic_effect_exists',
+    ...outputPart(context, existing),
+  });
+}
+
+async function insertProposal(
+  context: GuardContext,
+  who: Proposing,
+  valid: ValidInput,
+  verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
+  effect: {
+    readonly semanticEffectKey: string;
+    readonly effectScope: string;
+    readonly initialStatus: ProposalStatus;
+    readonly supersedes: string | null;
+  },
+): Promise<GuardResult> {
+  const { action, tenant, proposal } = who;
+  const now = context.clock.now();
+  const preview = action.config.preview?.(valid.input as never);
+  const base = {
+    tenant,
+    proposal,
+    actionType: action.typeName,
+    semanticEffectKey: effect.semanticEffectKey,
+    principal: who.principal,
+    agent: who.agent,
+    expiresAtMs: now + action.proposalTtlMs,
+  };
+  const record: ProposalRecord = {
+    ...base,
+    revision: 1,
+    status: effect.initialStatus,
+    effectScope: effect.effectScope,
+    createdAtMs: now,
+    updatedAtMs: now,
+    dueAtMs: effect.initialStatus === 'blocked' ? null : base.expiresAtMs,
+    commitment: computeCommitment(
+      context.keyRing,
+      'sideguard/proposal/v1',
+      commitmentPayload(base, valid.inputJson, valid.facts),
+    ),
+    snapshot: sealEnvelope(
+      context.keyRing,
+      {
+        input: valid.inputJson,
+        ...(valid.facts === null ? {} : { facts: valid.facts }),
+        ...(preview === undefined ? {} : { preview }),
+      },
+      snapshotAad(tenant, proposal),
+      context.randomBytes,
+    ),
+    policy: { decision: verdict.decision, reasonCode: verdict.reasonCode },
+    reasonCode: verdict.reasonCode,
+    lease: null,
+    resendGeneration: 0,
+    verificationAttempts: 0,
+    receipts: [],
+    compensationReceipts: [],
+    supersededBy: null,
+    supersedes: effect.supersedes,
+  };
+  const events: LedgerEventDraft[] = [
+    draft(context, 'contract_validated', proposal, action.typeName, {
+      protectedFields: [...action.protectedFields],
+      ...(effect.supersedes === null ? {} : { supersedes: effect.supersedes }),
+    }),
+    draft(context, 'policy_decided', proposal, action.typeName, {
+      decision: verdict.decision,
+      reasonCode: verdict.reasonCode,
+      ...(valid.facts === null ? {} : { factsDigest: sha256Hex(valid.factsJson) }),
+    }),
+    draft(
+      context,
+      'idempotency_decided',
+      proposal,
+      action.typeName,
+      {
+        decision: 'new_effect',
+        semanticEffectKey: effect.semanticEffectKey,
+        reasonCode: verdict.reasonCode,
+      },
+      after(record),
+    ),
+  ];
+  const written = await commit(context, { tenant, proposal: { kind: 'insert', record }, events });
+  if (written.kind !== 'committed') {
+    throw new StoreInvariantError(
+      'proposal_id_collision',
+      `The ${context.store.kind} store refused new proposal ${proposal} (${written.kind}); ids must be unique`,
+    );
+  }
+  return resultOf(record, outcomeOfStatus(effect.initialStatus), {
+    reasonCode: verdict.reasonCode,
+    ...(preview === undefined ? {} : { preview }),
+  });
+}

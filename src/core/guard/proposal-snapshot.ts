@@ -1,0 +1,156 @@
+/**
+ * The keyed parts of a proposal: its semantic effect key, the provider idempotency key, the
+ * commitment over what was proposed, and the encrypted snapshot (input, facts, preview) and
+ * output, opened only after the commitment checks out.
+ */
+import type { ActionDefinition, ActionInput, ExecuteContext } from '../action.js';
+import type { JsonValue } from '../canonical-json.js';
+import { keyedDigest, sha256Hex, verifyCommitment } from '../commitment.js';
+import { openEnvelope, type SealedEnvelope, sealEnvelope } from '../envelope.js';
+import { StoreInvariantError } from '../errors.js';
+import { KeyPurpose } from '../key-ring.js';
+import type { ProposalRecord } from '../store.js';
+import type { GuardContext } from './guard-context.js';
+
+/** The semantic effect key: a keyed digest of the tenant, action type and protected fields. */
+export function effectKeyOf(
+  context: GuardContext,
+  tenant: string,
+  action: ActionDefinition,
+  input: Record<string, unknown>,
+): string {
+  const fields: Record<string, unknown> = {};
+  for (const field of action.protectedFields) {
+    if (input[field] !== undefined) fields[field] = input[field];
+  }
+  const digest = keyedDigest(
+    context.keyRing,
+    KeyPurpose.effect,
+    context.keyRing.effectKey,
+    'sideguard/semantic-effect/v1',
+    { tenant, actionType: action.typeName, fields: fields as JsonValue },
+  );
+  return `sek_${digest}`;
+}
+
+/** Stable across retries and restarts; new only per allowed resend (I5). */
+export const providerKeyOf = (record: ProposalRecord, label = 'execute'): string =>
+  `sg-${sha256Hex(`sideguard/provider-idempotency-key/v1\u0000${label}\u0000${record.effectScope}\u0000${record.resendGeneration}`).slice(0, 48)}`;
+
+/** The associated data that ties a snapshot to its tenant and proposal. */
+export const snapshotAad = (tenant: string, proposal: string): string =>
+  `sideguard/snapshot/v1\u0000${tenant}\u0000${proposal}`;
+
+const outputAad = (record: ProposalRecord): string =>
+  `sideguard/output/v1\u0000${record.tenant}\u0000${record.proposal}`;
+
+/** What the proposal commitment covers. */
+export function commitmentPayload(
+  record: Pick<
+    ProposalRecord,
+    | 'tenant'
+    | 'proposal'
+    | 'actionType'
+    | 'semanticEffectKey'
+    | 'principal'
+    | 'agent'
+    | 'expiresAtMs'
+  >,
+  input: JsonValue,
+  facts: JsonValue,
+): JsonValue {
+  return {
+    tenant: record.tenant,
+    proposal: record.proposal,
+    actionType: record.actionType,
+    semanticEffectKey: record.semanticEffectKey,
+    principal: record.principal,
+    agent: record.agent,
+    expiresAtMs: record.expiresAtMs,
+    input,
+    facts,
+  };
+}
+
+/** Decrypts the snapshot and checks it still matches the commitment (execution boundary). */
+export function openSnapshot<A extends ActionDefinition>(
+  context: GuardContext,
+  action: A,
+  record: ProposalRecord,
+): { input: ActionInput<A>; preview: JsonValue | undefined; facts: JsonValue } {
+  if (record.snapshot === null) {
+    throw new StoreInvariantError(
+      'snapshot_missing',
+      `Proposal ${record.proposal} has no snapshot (erased?) and cannot be used`,
+    );
+  }
+  const opened = openEnvelope(
+    context.keyRing,
+    record.snapshot,
+    snapshotAad(record.tenant, record.proposal),
+  );
+  const body = opened as { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
+  if (
+    body.input === undefined ||
+    (!context.broken('commitment_check_skipped') &&
+      !verifyCommitment(
+        context.keyRing,
+        'sideguard/proposal/v1',
+        commitmentPayload(record, body.input, body.facts ?? null),
+        record.commitment,
+      ))
+  ) {
+    throw new StoreInvariantError(
+      'commitment_mismatch',
+      `Refused to use proposal ${record.proposal}: its stored snapshot does not match its commitment (the store was altered)`,
+    );
+  }
+  const parsed = action.schema.safeParse(body.input);
+  if (!parsed.success) {
+    throw new StoreInvariantError(
+      'snapshot_contract_mismatch',
+      `Proposal ${record.proposal} no longer satisfies ${action.typeName}'s contract`,
+    );
+  }
+  return {
+    input: parsed.data as ActionInput<A>,
+    preview: body.preview,
+    facts: body.facts ?? null,
+  };
+}
+
+/** Encrypts the private output of the write (e.g. the provider's response) for this record. */
+export function sealOutput(
+  context: GuardContext,
+  record: ProposalRecord,
+  output: JsonValue,
+): SealedEnvelope {
+  return sealEnvelope(context.keyRing, { output }, outputAad(record), context.randomBytes);
+}
+
+/** The private output kept with the record, or undefined if none was kept (or it was erased). */
+export function openOutput(context: GuardContext, record: ProposalRecord): JsonValue | undefined {
+  if (record.output === undefined || record.output === null) return undefined;
+  const opened = openEnvelope(context.keyRing, record.output, outputAad(record)) as {
+    output?: JsonValue;
+  };
+  return opened.output;
+}
+
+/** What `execute`, `verify`, `resolve` and `compensate` are told about the proposal. */
+export const contextOf = (record: ProposalRecord): ExecuteContext => ({
+  tenant: record.tenant,
+  proposal: record.proposal,
+  semanticEffectKey: record.semanticEffectKey,
+  providerIdempotencyKey: providerKeyOf(record),
+  resendGeneration: record.resendGeneration,
+});
+
+/** The `output` part of a result about this record (empty when none was kept). */
+export function outputPart(
+  context: GuardContext,
+  record: ProposalRecord,
+): { readonly output?: JsonValue } {
+  const output = openOutput(context, record);
+  return output === undefined ? {} : { output };
+}
