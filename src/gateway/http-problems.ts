@@ -2,6 +2,8 @@
  * The HTTP door's wire errors: RFC 9457 problem documents (`application/problem+json`) with a
  * stable `code` an agent can branch on and a `hint` that says what to change, and the status of
  * each refusal. An agent's mistake is always a 4xx; 5xx means the upstream or the gateway failed.
+ * Each document also carries `error: { type, code, message }`, the member provider clients such
+ * as Stripe's look for, so an unchanged client raises its own error class.
  */
 import type { JsonValue } from '../core/canonical-json.js';
 import type { RefusalReason } from './decision-vocabulary.js';
@@ -53,6 +55,8 @@ export function problemResponse(
     detail,
   };
   for (const [name, value] of Object.entries(members)) if (value !== undefined) body[name] = value;
+  // Clients that look for an `error` member (Stripe's among them) raise their own error class.
+  body.error = { type: 'sideguard_error', code, message: detail };
   const responseHeaders: Record<string, string> = {
     'content-type': 'application/problem+json',
     ...headers,
