@@ -56,7 +56,8 @@ export function describeGatewayStore(location: GatewayStoreLocation): string {
   return `${location.url.replace(/\/\/[^@/]*@/, '//***@')} (schema ${location.schema})`;
 }
 
-async function openStores(
+/** Opens the guard's store and the gateway state at one location. */
+export async function openGatewayStores(
   location: GatewayStoreLocation,
 ): Promise<{ store: GuardStore; state: GatewayStateStore }> {
   switch (location.kind) {
@@ -173,7 +174,8 @@ function upstreamTransport(
   });
 }
 
-function loadReplayBook(loaded: LoadedGatewayConfig): ReplayBook {
+/** Loads the cases files of `replay`-mode upstreams. @throws GatewayConfigError naming the file. */
+export function loadReplayBook(loaded: LoadedGatewayConfig): ReplayBook {
   const book = new ReplayBook();
   for (const [name, upstream] of loaded.table.upstreams) {
     const config = upstream.config;
@@ -209,7 +211,7 @@ export async function openGatewayRuntime(
   const location =
     options.store ??
     parseGatewayStore(loaded.config.store, loaded.directory, loaded.config.storeSchema);
-  const { store, state } = await openStores(location);
+  const { store, state } = await openGatewayStores(location);
   const guard = createGuard({ store, keyRing });
   const capture = createExecutionCapture();
   const http = new Map<string, HttpUpstreamRuntime>();

@@ -81,7 +81,9 @@ export {
   type GatewayStoreLocation,
   type HttpUpstreamRuntime,
   keyRingFromEnvironment,
+  loadReplayBook,
   openGatewayRuntime,
+  openGatewayStores,
   parseGatewayStore,
 } from './gateway-runtime.js';
 export {
