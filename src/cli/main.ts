@@ -7,10 +7,13 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { SideguardError } from '../core/errors.js';
 import { CliError, ExitCode } from './cli-errors.js';
+import { registerConfigCommand } from './config-command.js';
 import { registerKeysCommand } from './keys-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { registerMcpCommand } from './mcp-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
+import { registerServeCommands } from './serve-command.js';
+import { registerShadowCommand } from './shadow-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
 
 function packageVersion(): string {
@@ -44,6 +47,9 @@ registerVerifyCommands(program);
 registerLedgerCommand(program);
 registerKeysCommand(program);
 registerSandboxCommand(program);
+registerServeCommands(program);
+registerConfigCommand(program);
+registerShadowCommand(program);
 registerMcpCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
@@ -58,13 +64,20 @@ const INPUT_ERRNO = new Set([
   'EEXIST',
 ]);
 
+/** Library error codes that mean the user's input (flags, files, environment) is unusable. */
+const USAGE_CODES = new Set([
+  'verifier_input_invalid',
+  'key_ring_environment_invalid',
+  'gateway_config_invalid',
+  'gateway_sandbox_missing',
+  'store_schema_name_invalid',
+]);
+
 /** 0 success, 1 a check failed (unsafe evidence, a broken chain), 2 bad input or usage. */
 function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof SideguardError) {
-    return error.code === 'verifier_input_invalid' || error.code === 'key_ring_environment_invalid'
-      ? ExitCode.usage
-      : ExitCode.failed;
+    return USAGE_CODES.has(error.code) ? ExitCode.usage : ExitCode.failed;
   }
   const errno = (error as { code?: unknown } | null)?.code;
   return typeof errno === 'string' && INPUT_ERRNO.has(errno) ? ExitCode.usage : ExitCode.failed;

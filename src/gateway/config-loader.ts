@@ -1,11 +1,12 @@
 /**
  * Loads `sideguard.config.ts` / `.mts` / `.mjs` / `.js` without a build step (jiti transpiles
- * TypeScript on the fly) and compiles it. Every failure — a missing file, a syntax error, a
+ * TypeScript on the fly; JavaScript goes through Node's own loader) and compiles it. Every failure — a missing file, a syntax error, a
  * throwing `defineAction`, a bad field — becomes a `GatewayConfigError` naming the file, the path
  * inside it and what to change.
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createJiti } from 'jiti';
 import { SideguardError } from '../core/errors.js';
 import { compileGatewayConfig, GatewayConfigError } from './config-compile.js';
@@ -68,9 +69,14 @@ export async function importConfigModule(file: string): Promise<unknown> {
       },
     ]);
   }
-  // A fresh module cache each time, so `config check` after an edit sees the edit.
-  const jiti = createJiti(import.meta.url, { moduleCache: false, fsCache: false });
   try {
+    if (extname(file) === '.mjs' || extname(file) === '.js') {
+      // Plain JavaScript needs no transpiler; Node's own loader is faster.
+      const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+      return module.default;
+    }
+    // A fresh module cache each time, so a second load after an edit sees the edit.
+    const jiti = createJiti(import.meta.url, { moduleCache: false, fsCache: false });
     return await jiti.import(file, { default: true });
   } catch (error) {
     throw new GatewayConfigError(file, [

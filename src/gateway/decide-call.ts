@@ -77,6 +77,9 @@ export type Decision =
       readonly hint: string;
     });
 
+/** A decision that leads to a write: `guarded` or `shadow_write`. */
+export type WriteDecision = Extract<Decision, { readonly action: ActionDefinition }>;
+
 /** Finds the binding a call addresses. */
 export function matchCall(table: GatewayTable, call: CallSubject): CallMatch {
   switch (call.kind) {

@@ -50,10 +50,6 @@ export interface GuardedCallResult {
   readonly duplicate: boolean;
 }
 
-/** `GuardResult.output` once the core returns it (see core `ExecuteResult`). */
-const outputOf = (result: GuardResult): JsonValue | undefined =>
-  (result as GuardResult & { readonly output?: JsonValue }).output;
-
 const STATUS_VERDICT: Readonly<Record<ProposalStatus, GuardedVerdict>> = {
   awaiting_authority: 'pending_approval',
   authorized: 'in_progress',
@@ -149,7 +145,7 @@ export async function runGuardedCall(
     } else if (
       (status === 'verified' || status === 'verification_pending') &&
       captured === undefined &&
-      outputOf(result) === undefined &&
+      result.output === undefined &&
       !done.fetched
     ) {
       // The original response lives (encrypted) with the proposal; a replay returns it.
@@ -167,7 +163,7 @@ export async function runGuardedCall(
     outcome: result.outcome,
     status: result.status,
     reasonCode: result.reasonCode,
-    output: captured ?? outputOf(result),
+    output: captured ?? result.output,
     receipts: result.result?.receipts ?? [],
     issues: result.issues,
     duplicate,

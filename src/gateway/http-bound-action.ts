@@ -10,7 +10,6 @@ import {
   type ExecuteResult,
   type VerifyResult,
 } from '../core/action.js';
-import type { JsonValue } from '../core/canonical-json.js';
 import type { Receipt } from '../core/store.js';
 import type {
   BindingVerifyContext,
@@ -32,11 +31,6 @@ export interface HttpBindingRuntime {
   readonly idempotencyHeader: string | null;
   readonly capture: ExecutionCapture;
 }
-
-/** `accepted` with the private output the guard keeps for duplicates (see core `ExecuteResult`). */
-type AcceptedWithOutput = Extract<ExecuteResult, { kind: 'accepted' }> & {
-  readonly output?: JsonValue;
-};
 
 const ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 
@@ -71,12 +65,11 @@ export function executeResultOf(
       receipt = undefined;
     }
     const output = responseOutput(reply);
-    const accepted: AcceptedWithOutput = {
+    return {
       kind: 'accepted',
       receipt: receipt ?? fallbackReceipt,
       ...(output === undefined ? {} : { output }),
     };
-    return accepted;
   }
   if (reply.status === 409 || reply.status >= 500) {
     return { kind: 'failed_unknown', reason: `http_${reply.status}` };

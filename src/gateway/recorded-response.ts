@@ -84,3 +84,16 @@ export function parseRecordedResponse(value: unknown): RecordedResponse | undefi
   }
   return undefined;
 }
+
+/**
+ * The output form of a JSON answer the gateway builds itself — e.g. a binding's `verify` that
+ * found the object after the original response was lost returns `jsonOutput(found)`, so the
+ * agent gets the object instead of a bare receipt.
+ */
+export function jsonOutput(value: unknown, status = 200): JsonValue | undefined {
+  return responseOutput({
+    status,
+    headers: [['content-type', 'application/json']],
+    body: Buffer.from(JSON.stringify(value), 'utf8'),
+  });
+}
