@@ -70,13 +70,21 @@ export function registerConfigCommand(program: Command): void {
     .description('Load the config as `serve` would; print routes, tools, agents and every problem')
     .option('--config <file>', 'the config file (default: sideguard.config.{ts,mts,mjs,js} here)')
     .option('--json', 'print a JSON document instead')
-    .action(async (options: { config?: string; json?: boolean }) => {
+    .option('--no-upstreams', 'do not start upstream MCP servers to check their pinned tools')
+    .action(async (options: { config?: string; json?: boolean; upstreams?: boolean }) => {
       const gateway = await import('../gateway/index.js');
+      // The MCP door's tool names, and each wrapped tool's current digest next to its pin.
+      const { checkMcpConfig } = await import('../gateway/mcp/mcp-config-check.js');
       let loaded: Loaded;
+      let mcp: Awaited<ReturnType<typeof checkMcpConfig>>;
       try {
         loaded = await gateway.loadGatewayConfig(
           gateway.locateConfigFile(options.config, process.cwd()),
         );
+        mcp = await checkMcpConfig(loaded, { connect: options.upstreams !== false });
+        if (mcp.problems.length > 0) {
+          throw new gateway.GatewayConfigError(loaded.file, mcp.problems);
+        }
       } catch (error) {
         if (!(error instanceof gateway.GatewayConfigError)) throw error;
         const shown = shownPath(error.file);
@@ -104,11 +112,23 @@ export function registerConfigCommand(program: Command): void {
           action: binding.action?.typeName ?? null,
         }));
         process.stdout.write(
-          `${JSON.stringify({ file: loaded.file, ok: true, problems: [], routes }, null, 2)}\n`,
+          `${JSON.stringify(
+            {
+              file: loaded.file,
+              ok: true,
+              problems: [],
+              routes,
+              mcp: { tools: mcp.tools, upstreams: mcp.upstreams },
+            },
+            null,
+            2,
+          )}\n`,
         );
         return;
       }
       const shown = shownPath(loaded.file);
-      process.stdout.write(`${shown}: ok\n${describeTable(loaded).join('\n')}\n`);
+      process.stdout.write(
+        `${shown}: ok\n${[...describeTable(loaded), ...mcp.lines].join('\n')}\n`,
+      );
     });
 }

@@ -21,6 +21,10 @@ export function registerMcpCommand(program: Command): void {
     .option('--config <file>', 'the gateway config (default: ./sideguard.config.ts or .mjs)')
     .option('--quiet-upstreams', "discard the upstream MCP servers' stderr")
     .option(
+      '--sandbox-url <url>',
+      'data URL of the sandbox a `sideguard serve` runs, for sandbox-mode upstreams',
+    )
+    .option(
       '--print-tools',
       "print each upstream MCP server's tools with their current digests (to pin in toolDigest) and exit",
     )
@@ -33,12 +37,12 @@ export function registerMcpCommand(program: Command): void {
         process.stderr.write(
           `sideguard mcp: ${error instanceof Error ? error.message : String(error)}\n`,
         );
-        // A config that cannot run is bad input, like a bad option.
+        // A config that cannot run or a missing key ring is bad input, like a bad option.
         const code = (error as { code?: unknown } | null)?.code;
         process.exitCode =
           error instanceof CliError
             ? error.exitCode
-            : code === 'gateway_config_invalid'
+            : code === 'gateway_config_invalid' || code === 'key_ring_environment_invalid'
               ? ExitCode.usage
               : ExitCode.failed;
       }

@@ -2,8 +2,8 @@
  * What `sideguard mcp` runs, loaded only when the command runs (it brings the MCP SDK, the
  * config loader and the store drivers): serving on stdio, and `--print-tools`.
  */
-import { keyRingFromEnvironmentValue } from '../core/key-ring.js';
 import { loadGatewayConfig, locateConfigFile } from '../gateway/config-loader.js';
+import { keyRingFromEnvironment } from '../gateway/gateway-runtime.js';
 import { openMcpGateway } from '../gateway/mcp/mcp-gateway-runtime.js';
 import {
   AGENT_KEY_ENVIRONMENT_VARIABLE,
@@ -19,23 +19,10 @@ export interface McpOptions {
   readonly config?: string;
   readonly quietUpstreams?: boolean;
   readonly printTools?: boolean;
+  readonly sandboxUrl?: string;
 }
 
 const say = (line: string) => process.stderr.write(`sideguard mcp: ${line}\n`);
-
-function keyRingFromEnvironment() {
-  const value = process.env.SIDEGUARD_KEYS;
-  if (value === undefined || value.trim() === '') {
-    throw new CliError(
-      "SIDEGUARD_KEYS is not set: the gateway needs the deployment key ring (create one with `sideguard keys generate` and put it in the MCP server entry's env)",
-    );
-  }
-  try {
-    return keyRingFromEnvironmentValue(value);
-  } catch (error) {
-    throw new CliError(`SIDEGUARD_KEYS: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
 
 /** Connects to every upstream MCP server, prints its tools and digests on stdout, and exits. */
 export async function printTools(options: McpOptions): Promise<void> {
@@ -61,9 +48,16 @@ export async function printTools(options: McpOptions): Promise<void> {
 
 export async function serveMcp(options: McpOptions): Promise<void> {
   const loaded = await loadGatewayConfig(locateConfigFile(options.config, process.cwd()));
+  // Checked before anything opens, so a missing key ring is one clear line.
   const keyRing = keyRingFromEnvironment();
+  if (options.sandboxUrl !== undefined && !/^https?:\/\/[^/]/.test(options.sandboxUrl)) {
+    throw new CliError(
+      `--sandbox-url must be an http(s) URL, got ${JSON.stringify(options.sandboxUrl)}`,
+    );
+  }
   const opened = await openMcpGateway(loaded, {
     keyRing,
+    ...(options.sandboxUrl === undefined ? {} : { sandboxDataUrl: options.sandboxUrl }),
     hooks: { onProblem: say },
     upstreamStderr: options.quietUpstreams === true ? 'ignore' : 'inherit',
   });

@@ -40,9 +40,19 @@ const collect = (value: string, previous: readonly string[] = []) => [...previou
 
 async function start(options: ServeOptions, recordSession?: string) {
   const gateway = await import('../gateway/index.js');
+  const { mcpServeExtension } = await import('../gateway/mcp/mcp-serve-extension.js');
   const file = gateway.locateConfigFile(options.config, process.cwd());
   const served = await gateway.serveGateway({
     configFile: file,
+    // The MCP door: `/mcp` on the main port (streamable HTTP, both protocol eras).
+    extensions: [
+      mcpServeExtension({
+        configFile: file,
+        hooks: {
+          onProblem: (message) => process.stderr.write(`sideguard gateway: ${message}\n`),
+        },
+      }),
+    ],
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: parsePort(options.port, '--port') }),
     upstreamPorts: upstreamPorts(options.upstreamPort),
@@ -52,6 +62,7 @@ async function start(options: ServeOptions, recordSession?: string) {
     `sideguard gateway: ${served.loaded.file}`,
     `  store: ${served.runtime.storeDescription}`,
     ...served.listeners.map((listener) => `  ${listener.name.padEnd(22)} ${listener.url}`),
+    `  MCP clients (streamable HTTP) at ${served.url}/mcp`,
     ...Object.entries(served.upstreamUrls).map(
       ([name, url]) => `  agents reach ${name.padEnd(12)} at ${url}`,
     ),

@@ -31,6 +31,8 @@ export const DecisionReason = {
   write_not_bound: 'write_not_bound',
   tool_not_bound: 'tool_not_bound',
   upstream_tool_changed: 'upstream_tool_changed',
+  /** An upstream MCP server cannot be reached to check a pinned tool: refused, nothing sent. */
+  upstream_unavailable: 'upstream_unavailable',
   route_not_declared: 'route_not_declared',
   replay_case_missing: 'replay_case_missing',
   declared_read: 'declared_read',
@@ -52,6 +54,7 @@ export type RefusalReason = Extract<
   | 'write_not_bound'
   | 'tool_not_bound'
   | 'upstream_tool_changed'
+  | 'upstream_unavailable'
   | 'route_not_declared'
   | 'replay_case_missing'
 >;

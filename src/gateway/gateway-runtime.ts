@@ -129,6 +129,12 @@ export interface GatewayRuntimeOptions {
   readonly recordSession?: string;
   /** Called when the decision log cannot write a batch. @default print one line to stderr */
   readonly onDecisionLogError?: (error: unknown) => void;
+  /**
+   * What to do with a `sandbox`-mode upstream when `sandboxDataUrl` is not given: `require`
+   * refuses to open; `skip` opens no transport for it, so writes bound to it are unavailable
+   * (`sideguard mcp` on stdio, which starts no sandbox of its own). @default 'require'
+   */
+  readonly sandboxUpstreams?: 'require' | 'skip';
 }
 
 /** The key ring from `SIDEGUARD_KEYS`, or a clear error saying how to make one. */
@@ -217,6 +223,13 @@ export async function openGatewayRuntime(
   const http = new Map<string, HttpUpstreamRuntime>();
   for (const [name, upstream] of loaded.table.upstreams) {
     if (upstream.config.kind !== 'http') continue;
+    if (
+      upstream.mode === 'sandbox' &&
+      options.sandboxDataUrl === undefined &&
+      options.sandboxUpstreams === 'skip'
+    ) {
+      continue;
+    }
     const config = upstream.config;
     const transport = upstreamTransport(config, name, options.sandboxDataUrl);
     const actions = new Map<string, ActionDefinition>();

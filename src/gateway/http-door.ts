@@ -16,6 +16,7 @@ import {
   stateNeeded,
   type WriteDecision,
 } from './decide-call.js';
+import { gatewayDecisionEvent } from './decision-event.js';
 import { endDecisionSpan, type GatewayDecisionEvent, startDecisionSpan } from './decision-log.js';
 import type { GatewayRuntime } from './gateway-runtime.js';
 import { runGuardedCall, runShadowWrite } from './guarded-call.js';
@@ -388,23 +389,16 @@ function decisionEvent(
   decision: Decision,
   answer: Answer,
 ): GatewayDecisionEvent {
-  const agent = call.identity.kind === 'agent' ? call.identity.agent : undefined;
   const writes = decision.kind === 'guarded' || decision.kind === 'shadow_write';
-  return {
-    v: 1,
-    at: new Date(runtime.now()).toISOString(),
+  return gatewayDecisionEvent({
     door: 'http',
-    tenant: agent?.tenant ?? runtime.table.tenant,
-    decision: decision.kind,
-    reason: decision.reason,
-    upstream: decision.upstream,
-    subject: decision.subject,
-    binding: decision.binding?.name ?? null,
-    agent: agent?.id ?? null,
-    principal: agent?.principal ?? null,
-    ...(answer.proposal === undefined ? {} : { proposal: answer.proposal }),
-    ...(answer.outcome === undefined ? {} : { outcome: answer.outcome }),
+    atMs: runtime.now(),
+    defaultTenant: runtime.table.tenant,
+    identity: call.identity,
+    decision,
     code: answer.code,
+    proposal: answer.proposal,
+    outcome: answer.outcome,
     status: answer.response.status,
     ...(writes && call.body.byteLength > 0
       ? {
@@ -417,5 +411,5 @@ function decisionEvent(
           ),
         }
       : {}),
-  };
+  });
 }

@@ -17,6 +17,7 @@ export const REFUSAL_STATUS: Readonly<Record<RefusalReason, number>> = {
   write_not_bound: 403,
   tool_not_bound: 403,
   upstream_tool_changed: 403,
+  upstream_unavailable: 503,
   route_not_declared: 404,
   replay_case_missing: 404,
 };

@@ -4,22 +4,29 @@
  * needs. `/mcp` on `sideguard serve` and `sideguard mcp` (stdio) are built from these.
  */
 
+export { type ActionExecutable, actionExecutables } from './mcp-action-executables.js';
 export { bindMcpToolWrite, type McpBindingRuntime, toolExecuteResult } from './mcp-bound-action.js';
+export {
+  checkMcpConfig,
+  type McpConfigCheck,
+  type McpConfigCheckInput,
+} from './mcp-config-check.js';
 export type {
-  McpDecisionNote,
   McpDoorHooks,
   McpPendingApproval,
   McpShadowWrite,
 } from './mcp-door-hooks.js';
 export { createMcpGateway, type McpGateway, type McpGatewayConfig } from './mcp-gateway.js';
 export {
-  type ConfiguredStore,
-  configuredStore,
+  type McpGatewayOfRuntimeOptions,
+  mcpGatewayOfRuntime,
+  mcpShadowResource,
   type OpenedMcpGateway,
   type OpenMcpGatewayOptions,
   openMcpGateway,
 } from './mcp-gateway-runtime.js';
 export { createMcpHttpDoor, type McpHttpDoor, type McpHttpDoorOptions } from './mcp-http-door.js';
+export { MCP_PATH, mcpServeExtension } from './mcp-serve-extension.js';
 export {
   AGENT_KEY_ENVIRONMENT_VARIABLE,
   type McpStdioDoorOptions,

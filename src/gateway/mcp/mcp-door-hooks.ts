@@ -10,31 +10,9 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ActionDefinition } from '../../core/action.js';
-import type { DecisionKind } from '../decision-vocabulary.js';
+import type { GatewayDecisionEvent } from '../decision-log.js';
 import type { CompiledAgent } from '../gateway-table.js';
 import type { GuardedCallResult } from '../guarded-call.js';
-
-/** One decision of the MCP door: allow-listed metadata and digests, never arguments (I8). */
-export interface McpDecisionNote {
-  readonly door: 'mcp';
-  readonly tenant: string | null;
-  readonly agent: string | null;
-  readonly principal: string | null;
-  readonly kind: DecisionKind;
-  /** A `DecisionReason`, or the door's own code when the call could not be decided. */
-  readonly reason: string;
-  /** The upstream, or null for a declared action or the gateway's own tool. */
-  readonly upstream: string | null;
-  /** The tool name the agent called. */
-  readonly tool: string;
-  readonly binding: string | null;
-  /** `sha256:<hex>` of the arguments' deterministic JSON. */
-  readonly argumentsDigest: string;
-  /** The proposal a guarded call or shadow write made or resolved to. */
-  readonly proposal?: string;
-  /** The wire code of the answer (a refusal's reason or a guarded verdict's code). */
-  readonly code: string;
-}
 
 /** A shadow-mode write the door checked by a dry run and answered without sending. */
 export interface McpShadowWrite {
@@ -45,7 +23,10 @@ export interface McpShadowWrite {
   readonly agent: string;
   readonly proposal: string;
   readonly semanticEffectKey: string | undefined;
+  /** Keyed digest of the arguments (see `McpGateway.digestArguments`). */
   readonly argumentsDigest: string;
+  /** The arguments themselves: private, to be kept only sealed (the shadow state seals them). */
+  readonly arguments: Readonly<Record<string, unknown>>;
 }
 
 /** A guarded call that waits for approval, as the approval hook sees it. */
@@ -63,8 +44,11 @@ export interface McpPendingApproval {
 
 /** Optional hooks of the MCP door. */
 export interface McpDoorHooks {
-  /** Every decision, after it was taken. Failures are reported to `onProblem` and ignored. */
-  readonly onDecision?: (note: McpDecisionNote) => void | Promise<void>;
+  /**
+   * Every decision, after it was taken, as the gateway's decision event (`door: 'mcp'`); under
+   * `sideguard serve` it goes to the decision log. Must not block; a throw is reported and ignored.
+   */
+  readonly onDecision?: (event: GatewayDecisionEvent) => void;
   /** Records a shadow-mode write (the gateway's shadow state). */
   readonly onShadowWrite?: (write: McpShadowWrite) => void | Promise<void>;
   /**

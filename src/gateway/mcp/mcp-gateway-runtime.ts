@@ -1,82 +1,124 @@
 /**
- * Opens what `sideguard mcp` runs on from a loaded config: the configured store (an SQLite file
- * relative to the config, or PostgreSQL), a guard over it with the deployment's key ring, and the
- * MCP door's gateway. Closing stops the upstream servers, then the store.
+ * The MCP door on the gateway's shared runtime (`openGatewayRuntime`): the same guard, store,
+ * gateway state, decision log and execution capture as the HTTP door, so one effect is one
+ * proposal whichever door it came through. `mcpGatewayOfRuntime` is what `/mcp` on
+ * `sideguard serve` mounts; `openMcpGateway` is what `sideguard mcp` (stdio) runs.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import type { KeyRing } from '../../core/key-ring.js';
-import type { GuardStore } from '../../core/store.js';
-import { createGuard } from '../../create-guard.js';
-import { createPostgresStore } from '../../stores/postgres/index.js';
-import { createSqliteStore } from '../../stores/sqlite/index.js';
 import type { LoadedGatewayConfig } from '../config-loader.js';
+import type { GatewayConfig } from '../config-types.js';
+import { type GatewayRuntime, openGatewayRuntime } from '../gateway-runtime.js';
+import { recordShadowWrite } from '../rehearsal-state.js';
 import type { McpDoorHooks } from './mcp-door-hooks.js';
 import { createMcpGateway, type McpGateway } from './mcp-gateway.js';
 
-/** The store a config names: `postgres://…`, `sqlite:PATH` or a path. */
-export type ConfiguredStore =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly schema: string };
-
-/** Where `store` points, relative paths against the config's directory. */
-export function configuredStore(loaded: LoadedGatewayConfig): ConfiguredStore {
-  const value = loaded.config.store ?? '.sideguard/gateway.db';
-  if (/^postgres(ql)?:\/\//.test(value)) {
-    return { kind: 'postgres', url: value, schema: loaded.config.storeSchema ?? 'sideguard' };
-  }
-  const path = value.startsWith('sqlite:') ? value.slice('sqlite:'.length) : value;
-  return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(loaded.directory, path) };
+/** Options of {@link mcpGatewayOfRuntime}. */
+export interface McpGatewayOfRuntimeOptions {
+  /** The config file: relative stdio `cwd`s resolve against its directory. */
+  readonly configFile: string;
+  /** The config itself, so a naming problem can point at a binding's index. */
+  readonly config?: GatewayConfig;
+  /** Added to the runtime's own hooks (decision log, shadow state). */
+  readonly hooks?: Pick<McpDoorHooks, 'onProblem' | 'pendingApproval' | 'requestStateVerify'>;
+  /** Where stdio upstream children's stderr goes. @default 'inherit' */
+  readonly upstreamStderr?: 'inherit' | 'ignore';
 }
 
-async function openStore(location: ConfiguredStore): Promise<GuardStore> {
-  return location.kind === 'sqlite'
-    ? createSqliteStore({ path: location.path })
-    : createPostgresStore({ connectionString: location.url, schema: location.schema });
+/** The shadow state key of an MCP tool write (never a path, so no HTTP read can match it). */
+export const mcpShadowResource = (tool: string): string => `mcp:tools/${tool}`;
+
+/** The MCP door's gateway over a running gateway's runtime. Close it before the runtime. */
+export function mcpGatewayOfRuntime(
+  runtime: GatewayRuntime,
+  options: McpGatewayOfRuntimeOptions,
+): McpGateway {
+  return createMcpGateway({
+    table: runtime.table,
+    ...(options.config === undefined ? {} : { config: options.config }),
+    guard: runtime.guard,
+    keyRing: runtime.keyRing,
+    capture: runtime.capture,
+    guardedCall: runtime.guardedCall,
+    httpExecutables: new Map(
+      [...runtime.http.values()].flatMap((upstream) => [...upstream.actions]),
+    ),
+    file: options.configFile,
+    directory: dirname(options.configFile),
+    now: () => runtime.now(),
+    ...(options.upstreamStderr === undefined ? {} : { upstreamStderr: options.upstreamStderr }),
+    hooks: {
+      ...options.hooks,
+      onDecision: (event) => runtime.decisions.record(event),
+      onShadowWrite: (write) =>
+        recordShadowWrite(runtime.state, runtime.keyRing, {
+          tenant: write.tenant,
+          upstream: write.upstream,
+          resource: mcpShadowResource(write.tool),
+          method: 'CALL',
+          recordedAtMs: runtime.now(),
+          contentType: 'application/json',
+          body: Buffer.from(JSON.stringify(write.arguments), 'utf8'),
+        }),
+    },
+  });
 }
 
 /** An opened MCP gateway and what closes it. */
 export interface OpenedMcpGateway {
   readonly gateway: McpGateway;
-  readonly store: GuardStore;
+  readonly runtime: GatewayRuntime;
+  /** Stops the upstream servers, flushes the decision log, closes the stores. */
   close(): Promise<void>;
 }
 
-/** Options of `openMcpGateway`. */
+/** Options of {@link openMcpGateway}. */
 export interface OpenMcpGatewayOptions {
-  readonly keyRing: KeyRing;
-  readonly hooks?: McpDoorHooks;
-  /** Where stdio upstream children's stderr goes. @default 'inherit' */
+  /** @default the ring in `SIDEGUARD_KEYS` */
+  readonly keyRing?: KeyRing;
+  readonly hooks?: McpGatewayOfRuntimeOptions['hooks'];
   readonly upstreamStderr?: 'inherit' | 'ignore';
-  /** An already open store (tests, or a host sharing one). @default the configured store */
-  readonly store?: GuardStore;
+  /**
+   * The data URL of the sandbox a `sideguard serve` runs, for `sandbox`-mode upstreams. Without
+   * it, writes bound to them are unavailable in this process. @default none
+   */
+  readonly sandboxDataUrl?: string;
 }
 
-/** Opens the store and assembles the gateway. */
+/**
+ * Opens the configured store and state, the HTTP upstreams' transports (a `sandbox`-mode one only
+ * with `sandboxDataUrl`) and the MCP gateway.
+ */
 export async function openMcpGateway(
   loaded: LoadedGatewayConfig,
-  options: OpenMcpGatewayOptions,
+  options: OpenMcpGatewayOptions = {},
 ): Promise<OpenedMcpGateway> {
-  const store = options.store ?? (await openStore(configuredStore(loaded)));
+  const runtime = await openGatewayRuntime(loaded, {
+    sandboxUpstreams: 'skip',
+    ...(options.sandboxDataUrl === undefined ? {} : { sandboxDataUrl: options.sandboxDataUrl }),
+    ...(options.keyRing === undefined ? {} : { keyRing: options.keyRing }),
+    onDecisionLogError: (error) =>
+      options.hooks?.onProblem?.(
+        `a batch of decision events was not written (${error instanceof Error ? error.message : String(error)})`,
+      ),
+  });
   try {
-    const gateway = createMcpGateway({
+    const gateway = mcpGatewayOfRuntime(runtime, {
+      configFile: loaded.file,
       config: loaded.config,
-      table: loaded.table,
-      guard: createGuard({ store, keyRing: options.keyRing }),
-      file: loaded.file,
-      directory: loaded.directory,
       ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
       ...(options.upstreamStderr === undefined ? {} : { upstreamStderr: options.upstreamStderr }),
     });
     return {
       gateway,
-      store,
+      runtime,
       async close() {
         await gateway.close();
-        if (options.store === undefined) await store.close();
+        await runtime.close();
       },
     };
   } catch (error) {
-    if (options.store === undefined) await store.close();
+    await runtime.close();
     throw error;
   }
 }

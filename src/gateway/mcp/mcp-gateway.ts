@@ -5,14 +5,18 @@
  * streamable HTTP) serve from one `McpGateway`; it holds no per-agent state.
  */
 import type { ActionDefinition } from '../../core/action.js';
+import { keyedDigest } from '../../core/commitment.js';
 import type { Guard } from '../../core/guard.js';
+import { KeyPurpose, type KeyRing } from '../../core/key-ring.js';
 import { compileGatewayConfig, GatewayConfigError } from '../config-compile.js';
 import type { GatewayConfig } from '../config-types.js';
 import { createExecutionCapture, type ExecutionCapture } from '../execution-capture.js';
 import type { GatewayTable } from '../gateway-table.js';
 import type { GuardedCallContext } from '../guarded-call.js';
+import { type ActionExecutable, actionExecutables } from './mcp-action-executables.js';
 import { bindMcpToolWrite } from './mcp-bound-action.js';
 import type { McpDoorHooks } from './mcp-door-hooks.js';
+import { stableJson } from './mcp-tool-digest.js';
 import { buildMcpToolDirectory, type McpToolDirectory } from './mcp-tool-directory.js';
 import { createMcpUpstreamPool, type McpUpstreamPool } from './mcp-upstream-pool.js';
 
@@ -25,9 +29,18 @@ export interface McpGateway {
   readonly pool: McpUpstreamPool;
   /** The executable action of each MCP tool write binding, by binding name. */
   readonly boundActions: ReadonlyMap<string, ActionDefinition>;
+  /** What runs when a declared action is called as a tool, by action type. */
+  readonly actionExecutables: ReadonlyMap<string, ActionExecutable>;
   readonly hooks: McpDoorHooks;
   /** How the gateway names itself to MCP clients. */
   readonly serverInfo: { readonly name: string; readonly version: string };
+  /** Milliseconds since the epoch (event times). */
+  now(): number;
+  /**
+   * A keyed digest (HMAC with the key ring's current key) of tool arguments, for decision events:
+   * equal arguments give equal digests, and nobody without the key can test a guess (I8).
+   */
+  digestArguments(args: unknown): string;
   /** Closes the upstream connections (the guard's store belongs to whoever opened it). */
   close(): Promise<void>;
 }
@@ -35,16 +48,25 @@ export interface McpGateway {
 /** What `createMcpGateway` needs. */
 export interface McpGatewayConfig {
   /** The gateway config (what `defineConfig` returns); compiled unless `table` is given. */
-  readonly config: GatewayConfig;
+  readonly config?: GatewayConfig;
   /** The compiled config, when the host compiled it already (`sideguard serve`). */
   readonly table?: GatewayTable;
   readonly guard: Guard;
+  /** The guard's key ring (for keyed digests in decision events). */
+  readonly keyRing: KeyRing;
+  /** The guarded-call settings. @default the guard, the capture, the config's in-progress wait */
+  readonly guardedCall?: GuardedCallContext;
   /** The config file, named in config errors. @default '(config)' */
   readonly file?: string;
   /** Relative stdio `cwd`s resolve against it (the config file's directory). @default cwd */
   readonly directory?: string;
   /** Shared with the HTTP door when both run in one process. @default a new one */
   readonly capture?: ExecutionCapture;
+  /**
+   * The HTTP door's executable actions by binding name (`runtime.http`), so an action bound to
+   * one HTTP route runs through it when called as a tool. @default none
+   */
+  readonly httpExecutables?: ReadonlyMap<string, ActionDefinition>;
   /** @default a pool over the table's MCP upstreams */
   readonly pool?: McpUpstreamPool;
   readonly hooks?: McpDoorHooks;
@@ -57,6 +79,9 @@ export interface McpGatewayConfig {
   readonly serverInfo?: { readonly name: string; readonly version: string };
 }
 
+/** The keyed-digest domain of MCP tool arguments in decision events. */
+const ARGUMENTS_DOMAIN = 'sideguard/gateway/mcp-arguments/v1';
+
 const defaultSleep = (ms: number): Promise<void> =>
   new Promise((resolve) => {
     setTimeout(resolve, ms);
@@ -64,6 +89,7 @@ const defaultSleep = (ms: number): Promise<void> =>
 
 function tableOf(config: McpGatewayConfig, file: string): GatewayTable {
   if (config.table !== undefined) return config.table;
+  if (config.config === undefined) throw new TypeError('createMcpGateway needs config or table');
   const compiled = compileGatewayConfig(config.config);
   if (compiled.kind === 'invalid') throw new GatewayConfigError(file, compiled.problems);
   return compiled.table;
@@ -97,21 +123,34 @@ export function createMcpGateway(config: McpGatewayConfig): McpGateway {
       }
     }
   }
+  const now = config.now ?? Date.now;
+  const { keyRing } = config;
   return {
     table,
     directory,
     guard: config.guard,
-    guardedCall: {
+    guardedCall: config.guardedCall ?? {
       guard: config.guard,
       capture,
       inProgressWaitMs: table.server.inProgressWaitMs,
-      now: config.now ?? Date.now,
+      now,
       sleep: config.sleep ?? defaultSleep,
     },
     pool,
     boundActions,
+    actionExecutables: actionExecutables(table, boundActions, config.httpExecutables ?? new Map()),
     hooks,
     serverInfo: config.serverInfo ?? { name: 'sideguard', version: '0.1.0' },
+    now,
+    digestArguments(args) {
+      let text: string;
+      try {
+        text = stableJson(args);
+      } catch {
+        return 'undigestable';
+      }
+      return keyedDigest(keyRing, KeyPurpose.commitment, keyRing.current, ARGUMENTS_DOMAIN, text);
+    },
     close: () => pool.close(),
   };
 }

@@ -14,9 +14,9 @@ import { authenticateAgent, presentedKey } from '../agent-identity.js';
 import type { AgentIdentity } from '../decide-call.js';
 import { decideCall } from '../decide-call.js';
 import { RESERVED_HEADER_PREFIX } from '../header-policy.js';
+import { mcpDecisionEvent, recordDecision } from './mcp-call-tool.js';
 import type { McpGateway } from './mcp-gateway.js';
 import { createMcpServerFactory } from './mcp-server-factory.js';
-import { stableDigest } from './mcp-tool-digest.js';
 
 /** Options of the HTTP door. */
 export interface McpHttpDoorOptions {
@@ -93,21 +93,10 @@ export function createMcpHttpDoor(
       if (identity.kind !== 'agent') {
         const refusal = decideCall(gateway.table, identity, { kind: 'action', actionType: '' });
         if (refusal.kind === 'deny' || refusal.kind === 'miss') {
-          void Promise.resolve(
-            gateway.hooks.onDecision?.({
-              door: 'mcp',
-              tenant: null,
-              agent: null,
-              principal: null,
-              kind: refusal.kind,
-              reason: refusal.reason,
-              upstream: null,
-              tool: '(connection)',
-              binding: null,
-              argumentsDigest: stableDigest(null),
-              code: refusal.reason,
-            }),
-          ).catch(() => {});
+          recordDecision(
+            gateway,
+            mcpDecisionEvent(gateway, identity, refusal, { code: refusal.reason }, null),
+          );
           return problem(401, refusal.reason, refusal.hint, {
             'www-authenticate': `Bearer realm="sideguard", error="${identity.kind === 'missing' ? 'invalid_request' : 'invalid_token'}"`,
           });

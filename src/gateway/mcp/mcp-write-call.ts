@@ -14,9 +14,14 @@ import type { CompiledAgent } from '../gateway-table.js';
 import { type GuardedCallRequest, runGuardedCall, runShadowWrite } from '../guarded-call.js';
 import type { McpGateway } from './mcp-gateway.js';
 import { parseToolResultOutput } from './mcp-result-output.js';
-import { stableDigest } from './mcp-tool-digest.js';
 import type { McpToolTarget } from './mcp-tool-directory.js';
-import { approvalUrlOf, doorErrorReply, guardedReply, shadowReply } from './mcp-tool-reply.js';
+import {
+  approvalUrlOf,
+  doorErrorReply,
+  guardedReply,
+  McpDoorCode,
+  shadowReply,
+} from './mcp-tool-reply.js';
 
 /** A `tools/call` as the SDK delivered it. */
 export interface McpToolCall {
@@ -32,39 +37,55 @@ export interface McpToolCall {
 export type WriteTarget = Exclude<McpToolTarget, { kind: 'proposal' }>;
 type Answer = CallToolResult | InputRequiredResult;
 
-function executableOf(gateway: McpGateway, target: WriteTarget): ActionDefinition {
-  if (target.kind === 'action') return target.action;
-  const bound = gateway.boundActions.get(target.binding.name);
-  if (bound === undefined) throw new TypeError(`binding ${target.binding.name} is not a write`);
-  return bound;
+/** What runs the write, or why nothing can run it in this process. */
+function executableOf(
+  gateway: McpGateway,
+  target: WriteTarget,
+): ActionDefinition | { readonly unavailable: string } {
+  if (target.kind === 'binding') {
+    const bound = gateway.boundActions.get(target.binding.name);
+    if (bound === undefined) throw new TypeError(`binding ${target.binding.name} is not a write`);
+    return bound;
+  }
+  const executable = gateway.actionExecutables.get(target.action.typeName);
+  if (executable === undefined) return target.action;
+  return executable.kind === 'ready' ? executable.action : { unavailable: executable.upstream };
 }
 
-/** The guarded call's request, or `undefined` when the binding's `toInput` threw. */
+/**
+ * The guarded call's request, or the answer when none can be made: the binding's `toInput`
+ * threw (a contract violation), or the upstream that executes it is not open in this process.
+ */
 export function writeRequestOf(
   gateway: McpGateway,
   agent: CompiledAgent,
   target: WriteTarget,
   args: Readonly<Record<string, unknown>>,
-): GuardedCallRequest | undefined {
+): GuardedCallRequest | McpAnswered {
+  const action = executableOf(gateway, target);
+  if ('unavailable' in action) {
+    return {
+      answer: doorErrorReply(
+        'guarded',
+        McpDoorCode.upstream_unavailable,
+        `Upstream "${action.unavailable}", which executes ${target.name}, is not reachable from this gateway process (a sandbox-mode upstream needs the sandbox \`sideguard serve\` starts: pass its data URL with --sandbox-url); nothing was sent.`,
+      ),
+      code: McpDoorCode.upstream_unavailable,
+    };
+  }
   let input: unknown = args;
   if (target.kind === 'binding' && target.binding.config.toInput !== undefined) {
     try {
       input = target.binding.config.toInput(args);
     } catch {
-      return undefined;
+      return { answer: unmappedReply(target), code: 'contract_violation' };
     }
   }
-  return {
-    action: executableOf(gateway, target),
-    tenant: agent.tenant,
-    principal: agent.principal,
-    agent: agent.id,
-    input,
-  };
+  return { action, tenant: agent.tenant, principal: agent.principal, agent: agent.id, input };
 }
 
 /** The refusal when a binding's `toInput` could not map the arguments. */
-export function unmappedReply(target: WriteTarget): CallToolResult {
+function unmappedReply(target: WriteTarget): CallToolResult {
   return doorErrorReply(
     'guarded',
     'contract_violation',
@@ -79,15 +100,22 @@ export interface McpWrite {
   readonly target: WriteTarget;
   readonly call: McpToolCall;
   readonly request: GuardedCallRequest;
-  /** Records the decision once its proposal is known. */
-  readonly noted: (code: string, proposal: string) => void;
+}
+
+/** An answer and what the decision event records about it. */
+export interface McpAnswered {
+  readonly answer: Answer;
+  /** The wire code of the answer. */
+  readonly code: string;
+  readonly proposal?: string;
+  readonly outcome?: string;
 }
 
 /** Runs a guarded write and answers with its result (or the approval hook's answer). */
-export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promise<Answer> {
-  const { agent, target, call, request, noted } = write;
+export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promise<McpAnswered> {
+  const { agent, target, call, request } = write;
   const result = await runGuardedCall(gateway.guardedCall, request);
-  noted(result.code, result.proposal);
+  const event = { code: result.code, proposal: result.proposal, outcome: result.outcome };
   const pending = result.verdict === 'pending_approval';
   const approvalUrl = pending
     ? approvalUrlOf(gateway.table.consoleUrl, result.proposal)
@@ -102,11 +130,11 @@ export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promis
       result,
       context: call.context,
     });
-    if (answer !== undefined) return answer;
+    if (answer !== undefined) return { answer, ...event };
   }
   const upstreamResult =
     target.kind === 'binding' ? parseToolResultOutput(result.output) : undefined;
-  return guardedReply(result, {
+  const answer = guardedReply(result, {
     tool: call.name,
     actionType: request.action.typeName,
     ...(approvalUrl === undefined ? {} : { approvalUrl }),
@@ -115,13 +143,13 @@ export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promis
       ? { output: result.output as JsonValue }
       : {}),
   });
+  return { answer, ...event };
 }
 
 /** Checks a shadow-mode write by a dry run, hands it to the shadow hook, and answers. */
-export async function shadowWrite(gateway: McpGateway, write: McpWrite): Promise<Answer> {
-  const { agent, target, call, request, noted } = write;
+export async function shadowWrite(gateway: McpGateway, write: McpWrite): Promise<McpAnswered> {
+  const { agent, target, call, request } = write;
   const result = await runShadowWrite(gateway.guard, request);
-  noted(result.code, result.proposal);
   if (result.verdict === 'recorded' && target.kind === 'binding') {
     await gateway.hooks.onShadowWrite?.({
       tenant: agent.tenant,
@@ -131,8 +159,9 @@ export async function shadowWrite(gateway: McpGateway, write: McpWrite): Promise
       agent: agent.id,
       proposal: result.proposal,
       semanticEffectKey: result.semanticEffectKey,
-      argumentsDigest: stableDigest(call.arguments),
+      argumentsDigest: gateway.digestArguments(call.arguments),
+      arguments: call.arguments,
     });
   }
-  return shadowReply(result, call.name);
+  return { answer: shadowReply(result, call.name), code: result.code, proposal: result.proposal };
 }

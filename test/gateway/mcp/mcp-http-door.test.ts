@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { McpDecisionNote } from 'sideguard/mcp';
+import type { GatewayDecisionEvent } from 'sideguard/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentKeys,
@@ -58,7 +58,7 @@ describe('the MCP door over streamable HTTP', () => {
   let door: Door;
   let modern: Client;
   let legacy: V1Client;
-  const notes: McpDecisionNote[] = [];
+  const events: GatewayDecisionEvent[] = [];
 
   const refundWrites = async () =>
     (await sandbox.control.observations()).receipts.filter(
@@ -80,7 +80,7 @@ describe('the MCP door over streamable HTTP', () => {
   beforeAll(async () => {
     sandbox = await startTestSandbox();
     const gateway = testGateway(refundConfig(sandbox.dataUrl), {
-      hooks: { onDecision: (note) => void notes.push(note) },
+      hooks: { onDecision: (event) => void events.push(event) },
     });
     door = await serveHttpDoor(gateway);
     modern = await connectModern(door.url, agentKeys.support);
@@ -294,7 +294,7 @@ describe('the MCP door over streamable HTTP', () => {
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toMatchObject({ code: 'agent_key_invalid' });
     await expect(connectModern(door.url, 'sk_agent_not_configured_00')).rejects.toThrow();
-    expect(notes.some((note) => note.reason === 'agent_key_invalid')).toBe(true);
+    expect(events.some((event) => event.reason === 'agent_key_invalid')).toBe(true);
   });
 
   it('answers malformed JSON-RPC with a JSON-RPC error and a 4xx, and keeps serving', async () => {
@@ -332,19 +332,27 @@ describe('the MCP door over streamable HTTP', () => {
     expect(rebinding.status).toBe(403);
   });
 
-  it('tells the decision hook every decision with digests of the arguments, never the arguments', async () => {
-    const refusals = notes.filter((note) => note.code === 'contract_violation');
+  it('records every decision as the gateway’s decision event, with a keyed digest of a write’s arguments', async () => {
+    const refusals = events.filter((event) => event.code === 'contract_violation');
     expect(refusals.length).toBeGreaterThan(0);
-    expect(notes.find((note) => note.code === 'completed')).toMatchObject({
+    const completed = events.filter((event) => event.code === 'completed');
+    expect(completed[0]).toMatchObject({
+      v: 1,
       door: 'mcp',
-      kind: 'guarded',
+      decision: 'guarded',
       reason: 'bound_write',
       tenant: 'acme',
       agent: 'support-bot',
       principal: 'support',
-      tool: REFUND_TOOL,
-      argumentsDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      subject: 'support.refund@1',
+      outcome: 'verified',
+      requestDigest: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
-    expect(JSON.stringify(notes)).not.toContain('ch_sg_001');
+    // The same arguments give the same digest only under the same key; the arguments never appear.
+    expect(JSON.stringify(events)).not.toContain('ch_sg_001');
+    expect(events.find((event) => event.code === 'tool_not_bound')).toMatchObject({
+      decision: 'deny',
+      subject: 'support.refund.v9',
+    });
   });
 });

@@ -7,23 +7,25 @@
  * observation text). Bad agent keys and a missing key ring stop the command before it serves.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath } from '../../support/cli.js';
-import { structured, tempDir } from './mcp-test-kit.js';
+import {
+  MEMORY_AGENT_KEY,
+  MEMORY_CONFIG,
+  memoryEnvironment,
+  structured,
+  tempDir,
+} from './mcp-test-kit.js';
 
-const CONFIG = fileURLToPath(new URL('./fixtures/memory.config.mjs', import.meta.url));
-const AGENT_KEY = 'sk_agent_memory_0123456789';
+const CONFIG = MEMORY_CONFIG;
 /** These tests start several Node processes each; on a loaded machine that takes a while. */
 const STARTS_PROCESSES_MS = 180_000;
-/** A fixed test key ring (32 zero-ish bytes): never a real deployment's. */
-const KEYS = `current=k1:1;effect=k1:1;k1:1=${Buffer.alloc(32, 7).toString('base64url')}`;
 
 interface MemoryGraphLine {
   readonly type: string;
@@ -61,16 +63,7 @@ describe('sideguard mcp on stdio in front of the real memory server', () => {
 
   beforeAll(async () => {
     ({ dir, cleanup } = await tempDir());
-    env = {
-      TEST_MEMORY_FILE: join(dir, 'memory.jsonl'),
-      TEST_STORE: join(dir, 'gateway.db'),
-      SIDEGUARD_KEYS: KEYS,
-      SIDEGUARD_AGENT_KEY: AGENT_KEY,
-    };
-    writeFileSync(
-      memoryFile(),
-      `${JSON.stringify({ type: 'entity', name: 'ticket-42', entityType: 'ticket', observations: [] })}\n`,
-    );
+    env = { ...memoryEnvironment(dir, 'ticket-42'), SIDEGUARD_AGENT_KEY: MEMORY_AGENT_KEY };
     // The operator's review: print the current digests, then pin them.
     const printed = runMcp(['--print-tools', '--quiet-upstreams'], {});
     expect(printed.status).toBe(1);

@@ -3,10 +3,12 @@
  * sandbox over HTTP, agents and roles, the door served on a real ephemeral port, and the two
  * official clients (SDK v2 pinned to 2026-07-28, SDK v1 speaking 2025-11-25). Not public API.
  */
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -42,6 +44,30 @@ export const PAYMENTS_KEY = 'sk_test_sideguard_agent';
 export async function tempDir(prefix = 'sideguard-mcp-') {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The config of the real memory server behind the gateway (see fixtures/memory.config.mjs). */
+export const MEMORY_CONFIG = fileURLToPath(
+  new URL('./fixtures/memory.config.mjs', import.meta.url),
+);
+/** The agent key in that config. */
+export const MEMORY_AGENT_KEY = 'sk_agent_memory_0123456789';
+
+/**
+ * The environment the memory config reads, in `dir`: its memory file (seeded with one empty
+ * `entity`), an SQLite store and a fixed test key ring (never a real deployment's).
+ */
+export function memoryEnvironment(dir: string, entity: string): Record<string, string> {
+  const memoryFile = join(dir, 'memory.jsonl');
+  writeFileSync(
+    memoryFile,
+    `${JSON.stringify({ type: 'entity', name: entity, entityType: 'record', observations: [] })}\n`,
+  );
+  return {
+    TEST_MEMORY_FILE: memoryFile,
+    TEST_STORE: join(dir, 'gateway.db'),
+    SIDEGUARD_KEYS: `current=k1:1;effect=k1:1;k1:1=${Buffer.alloc(32, 7).toString('base64url')}`,
+  };
 }
 
 /** A sandbox in a temp dir; `stop` closes it and removes the dir. */
@@ -168,12 +194,11 @@ export function testGateway(
   config: GatewayConfig,
   options: { store?: GuardStore; hooks?: McpDoorHooks; directory?: string } = {},
 ): McpGateway {
+  const keyRing = createDevelopmentKeyRing('mcp-door-tests');
   return createMcpGateway({
     config,
-    guard: createGuard({
-      store: options.store ?? createMemoryStore(),
-      keyRing: createDevelopmentKeyRing('mcp-door-tests'),
-    }),
+    guard: createGuard({ store: options.store ?? createMemoryStore(), keyRing }),
+    keyRing,
     upstreamStderr: 'ignore',
     ...(options.directory === undefined ? {} : { directory: options.directory }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
