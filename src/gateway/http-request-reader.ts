@@ -87,7 +87,8 @@ export async function readBodyWithin(
 const formToObject = (text: string): unknown => {
   const parsed = parseForm(text);
   if (parsed.kind === 'malformed') return undefined;
-  const result: Record<string, unknown> = {};
+  // No prototype: a field named `__proto__` must stay a field.
+  const result: Record<string, unknown> = Object.create(null);
   for (const [name, value] of parsed.fields) {
     result[name] = value instanceof Map ? Object.fromEntries(value) : value;
   }
