@@ -6,7 +6,6 @@
  * attributes, to whatever tracer the host installed (a no-op otherwise).
  */
 import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
-import { canonicalize } from '../core/canonical-json.js';
 import type { DecisionKind, DecisionReason } from './decision-vocabulary.js';
 import type { GatewayStateStore } from './state/gateway-state.js';
 
@@ -82,7 +81,12 @@ export function createDecisionLog(
   };
   return {
     record(event) {
-      buffer.push({ tenant: event.tenant, atMs: Date.parse(event.at), event: canonicalize(event) });
+      // Plain JSON: the event is built with a fixed key order and holds only strings and numbers.
+      buffer.push({
+        tenant: event.tenant,
+        atMs: Date.parse(event.at),
+        event: JSON.stringify(event),
+      });
       if (buffer.length >= maxBatch) void flush();
       else timer ??= setTimeout(() => void flush(), interval);
     },

@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { GatewayRuntime } from './gateway-runtime.js';
-import { handleHttpCall } from './http-door.js';
+import { type HttpCall, handleHttpCall } from './http-door.js';
 import { problemResponse } from './http-problems.js';
+import { readIncomingWithin } from './http-request-reader.js';
 
 /** A Hono app whose handlers can reach the raw Node request (`c.env.incoming`). */
 export type GatewayApp = Hono<{ Bindings: HttpBindings }>;
@@ -71,11 +72,26 @@ function rawTarget(c: Context<{ Bindings: HttpBindings }>): string {
   return raw;
 }
 
+/** The door's view of one request: the raw target and a bounded reader over the Node stream. */
+function httpCall(
+  c: Context<{ Bindings: HttpBindings }>,
+  upstream: string,
+  target: string,
+): HttpCall {
+  const incoming = c.env?.incoming;
+  return {
+    upstream,
+    request: c.req.raw,
+    target,
+    ...(incoming === undefined
+      ? {}
+      : { readBody: (limit: number) => readIncomingWithin(incoming, limit) }),
+  };
+}
+
 function upstreamApp(runtime: GatewayRuntime, upstream: string): GatewayApp {
   const app: GatewayApp = new Hono();
-  app.all('*', (c) =>
-    handleHttpCall(runtime, { upstream, request: c.req.raw, target: rawTarget(c) }),
-  );
+  app.all('*', (c) => handleHttpCall(runtime, httpCall(c, upstream, rawTarget(c))));
   return app;
 }
 
@@ -91,11 +107,7 @@ async function mainApp(
     if (config.kind !== 'http' || !('prefix' in config.mount)) continue;
     const prefix = config.mount.prefix;
     const handler = (c: Context<{ Bindings: HttpBindings }>) =>
-      handleHttpCall(runtime, {
-        upstream: name,
-        request: c.req.raw,
-        target: rawTarget(c).slice(prefix.length) || '/',
-      });
+      handleHttpCall(runtime, httpCall(c, name, rawTarget(c).slice(prefix.length) || '/'));
     app.all(prefix, handler);
     app.all(`${prefix}/*`, handler);
   }

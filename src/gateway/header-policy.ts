@@ -42,7 +42,6 @@ export function forwardableRequestHeader(name: string): boolean {
 export function returnableResponseHeader(name: string): boolean {
   return (
     !HOP_BY_HOP.has(name) &&
-    name !== 'content-encoding' &&
     !name.startsWith('proxy-') &&
     (name === 'www-authenticate' || !isSecretLooking(name))
   );

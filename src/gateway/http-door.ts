@@ -26,6 +26,7 @@ import {
   boundRequestOf,
   forwardableHeaders,
   parseBody,
+  type RequestRefusal,
   readBodyWithin,
   reservedHeader,
 } from './http-request-reader.js';
@@ -35,7 +36,7 @@ import {
   recordShadowWrite,
   resourceKey,
 } from './rehearsal-state.js';
-import { queryPairs, splitPath } from './route-pattern.js';
+import { isReadMethod, queryPairs, splitPath } from './route-pattern.js';
 
 /** One agent request addressed to an upstream. */
 export interface HttpCall {
@@ -43,6 +44,11 @@ export interface HttpCall {
   readonly request: Request;
   /** The raw target relative to the upstream's mount: `/v1/refunds?limit=3`, still encoded. */
   readonly target: string;
+  /**
+   * Reads the body, never more than `limitBytes + 1` bytes. @default reading `request.body`
+   * (the server passes a reader over the Node request, which avoids building a web stream)
+   */
+  readonly readBody?: (limitBytes: number) => Promise<Uint8Array | RequestRefusal>;
 }
 
 /** A checked request, ready for the decision. */
@@ -120,14 +126,19 @@ async function checkCall(runtime: GatewayRuntime, call: HttpCall): Promise<Check
       },
     );
   }
-  const body = await readBodyWithin(request, runtime.table.server.bodyLimitBytes);
+  const method = request.method.toUpperCase();
+  const limit = runtime.table.server.bodyLimitBytes;
+  // Reads carry no body the gateway would use or forward: it is never read.
+  const body = isReadMethod(method)
+    ? new Uint8Array()
+    : await (call.readBody?.(limit) ?? readBodyWithin(request, limit));
   if (!(body instanceof Uint8Array)) {
     return problemResponse(body.status, body.code, body.detail, { hint: body.hint });
   }
   return {
     upstream: call.upstream,
     request,
-    method: request.method.toUpperCase(),
+    method,
     rawPath: rawPath === '' ? '/' : rawPath,
     search,
     segments: split.segments,

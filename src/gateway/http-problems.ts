@@ -57,7 +57,13 @@ export function problemResponse(
   };
   for (const [name, value] of Object.entries(members)) if (value !== undefined) body[name] = value;
   // Clients that look for an `error` member (Stripe's among them) raise their own error class.
-  body.error = { type: 'sideguard_error', code, message: detail };
+  body.error = {
+    type: 'sideguard_error',
+    code,
+    message: detail,
+    ...(members.hint === undefined ? {} : { hint: members.hint }),
+    ...(members.proposal === undefined ? {} : { proposal: members.proposal }),
+  };
   const responseHeaders: Record<string, string> = {
     'content-type': 'application/problem+json',
     ...headers,

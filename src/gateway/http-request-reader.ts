@@ -21,17 +21,50 @@ export function reservedHeader(headers: Headers): string | undefined {
   return undefined;
 }
 
-/** Reads the body, never more than `limitBytes` (+1 to know it is over). */
+/** The refusal of a body over the limit. */
+export const bodyTooLarge = (limitBytes: number): RequestRefusal => ({
+  status: 413,
+  code: 'body_too_large',
+  detail: `The request body is larger than the gateway's limit of ${limitBytes} bytes.`,
+  hint: 'Send a smaller body; nothing was forwarded.',
+});
+
+/** Reads a Node request's body, never more than `limitBytes` (+1 to know it is over). */
+export function readIncomingWithin(
+  incoming: NodeJS.ReadableStream & { readonly headers: Record<string, unknown> },
+  limitBytes: number,
+): Promise<Uint8Array | RequestRefusal> {
+  const declared = Number(incoming.headers['content-length'] ?? '0');
+  if (Number.isFinite(declared) && declared > limitBytes) {
+    return Promise.resolve(bodyTooLarge(limitBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limitBytes) {
+        incoming.off('data', onData);
+        incoming.pause();
+        resolve(bodyTooLarge(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    incoming.on('data', onData);
+    incoming.once('end', () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)),
+    );
+    incoming.once('error', reject);
+  });
+}
+
+/** Reads a web request's body, never more than `limitBytes` (+1 to know it is over). */
 export async function readBodyWithin(
   request: Request,
   limitBytes: number,
 ): Promise<Uint8Array | RequestRefusal> {
-  const tooLarge: RequestRefusal = {
-    status: 413,
-    code: 'body_too_large',
-    detail: `The request body is larger than the gateway's limit of ${limitBytes} bytes.`,
-    hint: 'Send a smaller body; nothing was forwarded.',
-  };
+  const tooLarge = bodyTooLarge(limitBytes);
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (Number.isFinite(declared) && declared > limitBytes) return tooLarge;
   if (request.body === null) return new Uint8Array();
@@ -54,7 +87,8 @@ export async function readBodyWithin(
 const formToObject = (text: string): unknown => {
   const parsed = parseForm(text);
   if (parsed.kind === 'malformed') return undefined;
-  const result: Record<string, unknown> = {};
+  // No prototype: a field named `__proto__` must stay a field.
+  const result: Record<string, unknown> = Object.create(null);
   for (const [name, value] of parsed.fields) {
     result[name] = value instanceof Map ? Object.fromEntries(value) : value;
   }

@@ -88,11 +88,13 @@ export function splitPath(rawPath: string): PathSplitResult {
   if (rawPath === '/') return { kind: 'split', segments: [] };
   const segments: string[] = [];
   for (const raw of rawPath.slice(1).split('/')) {
-    let segment: string;
-    try {
-      segment = decodeURIComponent(raw);
-    } catch {
-      return { kind: 'invalid', message: 'the path has invalid percent-encoding' };
+    let segment = raw;
+    if (raw.includes('%')) {
+      try {
+        segment = decodeURIComponent(raw);
+      } catch {
+        return { kind: 'invalid', message: 'the path has invalid percent-encoding' };
+      }
     }
     if (segment === '' || segment === '.' || segment === '..') {
       return { kind: 'invalid', message: 'the path has an empty, "." or ".." segment' };
