@@ -28,16 +28,17 @@ const settings = (quick) => ({
   latencyRequests: quick ? 200 : 2_000,
 });
 
-const round = (value, digits = 2) => Number(value.toFixed(digits));
-function median(values) {
+/** Shared with the `mcp` suite. */
+export const round = (value, digits = 2) => Number(value.toFixed(digits));
+export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
-const percentile = (sorted, p) =>
+export const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -49,7 +50,7 @@ function freePort() {
 }
 
 /** Starts `sideguard …` and resolves when `pattern` appears on its stdout. */
-function startProcess(args, environment, pattern) {
+export function startProcess(args, environment, pattern) {
   const child = spawn(process.execPath, [cli, ...args], {
     cwd: root,
     env: { ...process.env, ...environment },

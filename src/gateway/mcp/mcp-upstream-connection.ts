@@ -98,6 +98,39 @@ export function toolCallFailure(error: unknown): UpstreamToolReply {
   return { kind: 'no_response', reason: 'lost' };
 }
 
+/**
+ * Listings that are always fresh for the caller — each one starts after the call that asked
+ * for it arrived — yet shared: callers arriving while a listing runs (it may have started
+ * before them) all wait for the one listing that starts when it ends. At most two listings of
+ * one server are ever in flight, however many calls check their pins at once.
+ */
+export function freshListings<T>(list: () => Promise<T>): { fresh(): Promise<T> } {
+  let running: Promise<T> | undefined;
+  let queued: Promise<T> | undefined;
+  const start = (): Promise<T> => {
+    const listing = list();
+    running = listing;
+    const clear = () => {
+      if (running === listing) running = undefined;
+    };
+    listing.then(clear, clear);
+    return listing;
+  };
+  return {
+    fresh() {
+      if (running === undefined) return start();
+      if (queued === undefined) {
+        const next = () => {
+          queued = undefined;
+          return start();
+        };
+        queued = running.then(next, next);
+      }
+      return queued;
+    },
+  };
+}
+
 /** How long starting (or reaching) a server and its handshake may take, in ms. */
 export const MCP_CONNECT_TIMEOUT_MS = 30_000;
 
@@ -144,21 +177,26 @@ export function createMcpUpstreamConnection(
     return attempt;
   };
 
+  const listOnce = async (): Promise<ToolListReply> => {
+    let client: Client;
+    try {
+      client = await connect();
+    } catch (error) {
+      return { kind: 'unavailable', reason: describe(error) };
+    }
+    try {
+      // Kept out of the client's cache: re-deriving its per-tool views (output validators)
+      // after each refresh costs more than the round trip itself.
+      const listed = await client.listTools(undefined, { ...limits, cacheMode: 'bypass' });
+      return { kind: 'tools', tools: listed.tools };
+    } catch (error) {
+      return { kind: 'unavailable', reason: describe(error) };
+    }
+  };
+  const listings = freshListings(listOnce);
+
   return {
-    async listTools() {
-      let client: Client;
-      try {
-        client = await connect();
-      } catch (error) {
-        return { kind: 'unavailable', reason: describe(error) };
-      }
-      try {
-        const listed = await client.listTools(undefined, { ...limits, cacheMode: 'refresh' });
-        return { kind: 'tools', tools: listed.tools };
-      } catch (error) {
-        return { kind: 'unavailable', reason: describe(error) };
-      }
-    },
+    listTools: () => listings.fresh(),
     async callTool(name, args) {
       let client: Client;
       try {

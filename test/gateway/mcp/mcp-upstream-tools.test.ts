@@ -236,18 +236,43 @@ describe('wrapped upstream MCP tools', () => {
     expect(lines()).toEqual(['before crash', 'after crash']);
   });
 
-  it('treats a hung upstream as an unknown outcome: a timeout, verification, and never a blind resend', async () => {
-    // A gateway whose upstream calls time out after 3 s (the others wait 30 s).
+  /** Runs `check` against a gateway whose upstream calls time out after 3 s (others wait 30 s). */
+  async function withImpatientGateway(check: (client: Client) => Promise<void>) {
     const impatient = testGateway(scriptedConfig(dir, digests, 3_000));
     const impatientDoor = await serveHttpDoor(impatient);
     const client = await connectModern(impatientDoor.url, agentKeys.support);
     try {
-      await expectNoBlindResend(client);
+      await check(client);
     } finally {
       await client.close();
       await impatientDoor.close();
       await impatient.close();
     }
+  }
+
+  it('treats a hung upstream as an unknown outcome: a timeout, verification, and never a blind resend', async () => {
+    await withImpatientGateway(expectNoBlindResend);
+  });
+
+  it('lets a second call of the same effect wait for the first, still executing, and share its outcome', async () => {
+    await withImpatientGateway(async (client) => {
+      // The first call writes, then its answer never comes: the second one arrives meanwhile.
+      script({ fault: 'hang_after_write' });
+      const [first, second] = await Promise.all([
+        client.callTool({ name: 'notes.append', arguments: { line: 'racing', requestId: 'a' } }),
+        client.callTool({ name: 'notes.append', arguments: { line: 'racing', requestId: 'b' } }),
+      ]);
+      expect(structured(first)).toMatchObject({ code: 'completed', status: 'verified' });
+      expect(structured(second)).toMatchObject({
+        code: 'completed',
+        proposal: structured(first).proposal,
+      });
+      expect([structured(first).duplicate, structured(second).duplicate].sort()).toEqual([
+        false,
+        true,
+      ]);
+      expect(lines()).toEqual(['racing']);
+    });
   });
 
   async function expectNoBlindResend(client: Client) {
