@@ -143,7 +143,7 @@ const readAs = (key) => () => ({
 });
 
 // One cent per write, spread over the seed charges so none runs out within a run.
-const chargeTickets = buildSeedCatalogue(1).orders.flatMap((order) =>
+export const chargeTickets = buildSeedCatalogue(1).orders.flatMap((order) =>
   Array.from(
     { length: Math.floor((order.totalAmountMinor - order.seededRefundMinor) / 100) },
     () => order.chargeId,

@@ -14,8 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { toolDefinitionDigest } from '../../dist/gateway/mcp/index.js';
-import { buildSeedCatalogue } from '../../dist/sandbox/index.js';
-import { freePort, median, percentile, round, startProcess } from './gateway.mjs';
+import { chargeTickets, freePort, median, percentile, round, startProcess } from './gateway.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const config = join(root, 'bench', 'fixtures', 'mcp-bench.config.mjs');
@@ -69,13 +68,6 @@ async function latency(call, count) {
 
 const readArgs = { names: ['bench-entity'] };
 
-// One cent per write, spread over the seed charges so none runs out within a run.
-const chargeTickets = buildSeedCatalogue(1).orders.flatMap((order) =>
-  Array.from(
-    { length: Math.floor((order.totalAmountMinor - order.seededRefundMinor) / 100) },
-    () => order.chargeId,
-  ),
-);
 const writeArgs = (prefix) => (sequence) => ({
   charge: chargeTickets[sequence % chargeTickets.length],
   amount: '1',
