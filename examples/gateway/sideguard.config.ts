@@ -7,7 +7,15 @@
  *
  * then point the agent's clients at the gateway: Stripe at http://127.0.0.1:4401, the CRM at
  * http://127.0.0.1:4400/crm, with the agent's key (`SIDEGUARD_AGENT_KEY`) as the API key.
+ *
+ * MCP clients reach the same gateway at http://127.0.0.1:4400/mcp (Authorization: Bearer with the
+ * agent's key), or launch it on stdio: `npx sideguard mcp --config examples/gateway/sideguard.config.ts`
+ * with SIDEGUARD_AGENT_KEY and SIDEGUARD_KEYS in the entry's env. They get the refund as a tool
+ * and the memory MCP server's tools, wrapped: `create_entities` guarded, `open_nodes` a read.
  */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { approvals, defineAction, defineConfig } from 'sideguard';
 import { jsonOutput } from 'sideguard/gateway';
 import { z } from 'zod';
@@ -48,18 +56,62 @@ const updateTicket = defineAction({
   verify: async () => ({ kind: 'unknown', reason: 'call_through_the_gateway' }),
 });
 
+/** Remembering entities in the memory MCP server's knowledge graph (its `create_entities`). */
+const remember = defineAction({
+  type: { namespace: 'notes', name: 'remember', version: 1 },
+  input: z.object({
+    entities: z
+      .array(
+        z.object({
+          name: z.string().min(1).max(200),
+          entityType: z.string().min(1).max(100),
+          observations: z.array(z.string().max(2_000)).max(50),
+        }),
+      )
+      .min(1)
+      .max(20),
+  }),
+  protectedFields: ['entities'],
+  policy: () => ({ decision: 'allow', reason: 'notes_allowed' }),
+  // The gateway executes it through the `memory.remember` binding (the upstream tool).
+  execute: async () => ({ kind: 'failed_known', reason: 'call_through_the_gateway' }),
+  verify: async () => ({ kind: 'unknown', reason: 'call_through_the_gateway' }),
+});
+
+/**
+ * The memory server from npm, started by the gateway on stdio. Outside this repository the
+ * usual entry is `{ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] }`.
+ */
+const memoryServer = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-memory/dist/index.js',
+);
+const here = dirname(fileURLToPath(import.meta.url));
+
 type RefundInput = z.output<typeof refund.config.input>;
 type TicketInput = z.output<typeof updateTicket.config.input>;
 
 export default defineConfig({
   store: process.env.SIDEGUARD_GATEWAY_STORE ?? '.sideguard/gateway.db',
   tenant: 'acme',
-  actions: [refund, updateTicket],
+  actions: [refund, updateTicket, remember],
   sandbox: { stateDir: process.env.SIDEGUARD_SANDBOX_DIR ?? '.sideguard/sandbox', seed: 1 },
   upstreams: {
     // The stripe client takes only host and port: Stripe gets a port of its own.
     payments: { kind: 'http', mode: 'sandbox', sandboxProvider: 'payments', mount: { port: 4401 } },
     crm: { kind: 'http', mode: 'sandbox', sandboxProvider: 'crm', mount: { prefix: '/crm' } },
+    memory: {
+      kind: 'mcp',
+      transport: {
+        stdio: {
+          command: process.execPath,
+          args: [memoryServer],
+          env: {
+            MEMORY_FILE_PATH:
+              process.env.SIDEGUARD_MEMORY_FILE ?? join(here, '.sideguard', 'memory.jsonl'),
+          },
+        },
+      },
+    },
   },
   bindings: [
     {
@@ -148,6 +200,22 @@ export default defineConfig({
       },
     },
     { name: 'ticket-read', upstream: 'crm', route: 'GET /crm/v3/objects/tickets/:id', read: true },
+    // Pinned to the tool definitions that were reviewed; `sideguard config check` prints the
+    // current digests, and a tool whose description or schema changes is refused until re-pinned.
+    {
+      name: 'memory.remember',
+      upstream: 'memory',
+      tool: 'create_entities',
+      toolDigest: 'sha256:d2630a8eb02f462514ccfac0c3d617b553831c6b6e4f7dcaab2f15ed5ef7a4bd',
+      action: remember,
+    },
+    {
+      name: 'memory.open',
+      upstream: 'memory',
+      tool: 'open_nodes',
+      toolDigest: 'sha256:d0894a57d8744c34d24d5e3ccd1b973c46964acd46c36d7fdbfdb2afea6ae613',
+      read: true,
+    },
   ],
   agents: [
     {
@@ -158,5 +226,6 @@ export default defineConfig({
       roles: ['support'],
     },
   ],
-  roles: { support: { bindings: ['payments:*', 'crm:*'] } },
+  // `action:…` serves the refund as an MCP tool too (it runs through its HTTP binding).
+  roles: { support: { bindings: ['payments:*', 'crm:*', 'memory:*', 'action:support.refund@1'] } },
 });
