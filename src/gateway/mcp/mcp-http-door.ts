@@ -63,7 +63,8 @@ export function createMcpHttpDoor(
   });
   const handler = createMcpHandler(factory, {
     maxRequestBodySize: gateway.table.server.bodyLimitBytes,
-    onerror: (error) => gateway.hooks.onProblem?.(`MCP HTTP: ${error.message}`),
+    onerror: (error) =>
+      gateway.hooks.onProblem?.(`MCP HTTP: ${error.message.replace(/\s+/g, ' ').slice(0, 300)}`),
   });
   const hostnames =
     options.allowedHostnames === undefined ? LOCAL_HOSTNAMES : options.allowedHostnames;

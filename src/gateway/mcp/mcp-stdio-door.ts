@@ -41,6 +41,8 @@ export function serveMcpOverStdio(
   const factory = createMcpServerFactory(gateway, () => identity);
   return serveStdio(factory, {
     ...(options.transport === undefined ? {} : { transport: options.transport }),
-    onerror: (error) => gateway.hooks.onProblem?.(`MCP stdio: ${error.message}`),
+    // One line per problem: a malformed message's validation report spans dozens of lines.
+    onerror: (error) =>
+      gateway.hooks.onProblem?.(`MCP stdio: ${error.message.replace(/\s+/g, ' ').slice(0, 300)}`),
   });
 }

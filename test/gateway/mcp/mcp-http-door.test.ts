@@ -356,3 +356,49 @@ describe('the MCP door over streamable HTTP', () => {
     });
   });
 });
+
+describe('the approval seam of the MCP door', () => {
+  it('hands a pending call to the approval hook with its era, and keeps the default answer when the hook declines', async () => {
+    const sandbox = await startTestSandbox();
+    const seen: { era: string; verdict: string; tool: string; agent: string }[] = [];
+    const gateway = testGateway(refundConfig(sandbox.dataUrl), {
+      hooks: {
+        pendingApproval: async (pending) => {
+          seen.push({
+            era: pending.era,
+            verdict: pending.result.verdict,
+            tool: pending.tool,
+            agent: pending.agent.id,
+          });
+          if (pending.era === 'legacy') return undefined;
+          return {
+            content: [{ type: 'text', text: 'approve in the console, then call again' }],
+            structuredContent: { custom: true, proposal: pending.result.proposal },
+          };
+        },
+      },
+    });
+    const door = await serveHttpDoor(gateway);
+    const modern = await connectModern(door.url, agentKeys.support);
+    const legacy = await connectLegacy(door.url, agentKeys.support);
+    try {
+      const args = { charge: 'ch_sg_004', amount: '8000' };
+      const viaHook = await modern.callTool({ name: REFUND_TOOL, arguments: args });
+      expect(structured(viaHook)).toMatchObject({ custom: true });
+      const byDefault = await legacy.callTool({ name: REFUND_TOOL, arguments: args });
+      expect(structured(byDefault)).toMatchObject({
+        code: 'approval_required',
+        proposal: structured(viaHook).proposal,
+      });
+      expect(seen).toEqual([
+        { era: 'modern', verdict: 'pending_approval', tool: REFUND_TOOL, agent: 'support-bot' },
+        { era: 'legacy', verdict: 'pending_approval', tool: REFUND_TOOL, agent: 'support-bot' },
+      ]);
+    } finally {
+      await modern.close();
+      await legacy.close();
+      await door.close();
+      await sandbox.stop();
+    }
+  });
+});

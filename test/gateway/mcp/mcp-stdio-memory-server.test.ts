@@ -6,7 +6,7 @@
  * every call it executes, so a second execution would show even though it ignores repeated
  * observation text). Bad agent keys and a missing key ring stop the command before it serves.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -151,6 +151,67 @@ describe('sideguard mcp on stdio in front of the real memory server', () => {
         await legacy.close();
       }
       expect(observations('ticket-42')).toEqual(['customer asked for a refund', 'refund sent']);
+    },
+    STARTS_PROCESSES_MS,
+  );
+
+  it(
+    'drops malformed lines (the SDK reports them on stderr), answers nothing but JSON-RPC, and keeps serving',
+    async () => {
+      const child = spawn(
+        process.execPath,
+        [cliPath, 'mcp', '--config', CONFIG, '--quiet-upstreams'],
+        {
+          env: { ...process.env, ...env },
+          stdio: ['pipe', 'pipe', 'ignore'],
+        },
+      );
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const answered = (id: number) =>
+        new Promise<Record<string, unknown>>((resolve) => {
+          const check = () => {
+            const line = stdout
+              .split('\n')
+              .filter(Boolean)
+              .map((text) => JSON.parse(text) as Record<string, unknown>)
+              .find((message) => message.id === id);
+            if (line !== undefined) resolve(line);
+            else child.stdout.once('data', check);
+          };
+          check();
+        });
+      try {
+        child.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": \n');
+        child.stdin.write('[1, 2, 3]\n');
+        child.stdin.write(
+          `${JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-11-25',
+              capabilities: {},
+              clientInfo: { name: 'raw', version: '1' },
+            },
+          })}\n`,
+        );
+        const initialized = await answered(7);
+        expect(initialized).toMatchObject({
+          result: { protocolVersion: '2025-11-25', serverInfo: { name: 'sideguard' } },
+        });
+        expect(child.exitCode).toBeNull();
+        // Nothing but JSON-RPC ever reaches stdout.
+        for (const line of stdout.split('\n').filter(Boolean)) {
+          expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+        }
+      } finally {
+        child.stdin.end();
+        expect(await exited).toBe(0);
+      }
     },
     STARTS_PROCESSES_MS,
   );
