@@ -7,6 +7,7 @@
 import type { JsonValue } from '../core/canonical-json.js';
 import type { GuardedVerdict } from './decision-vocabulary.js';
 import type { GuardedCallResult } from './guarded-call.js';
+import { returnableResponseHeader } from './header-policy.js';
 import { problemResponse } from './http-problems.js';
 import { parseRecordedResponse, type RecordedResponse } from './recorded-response.js';
 
@@ -28,9 +29,15 @@ export function recordedResponse(
   extra: Readonly<Record<string, string>>,
   method = 'GET',
 ): Response {
-  const headers = new Headers();
-  for (const [name, value] of recorded.headers) headers.append(name, value);
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  // A plain object is the adapter's fast path (no Headers instance per response).
+  const headers: Record<string, string> = {};
+  for (const [name, value] of recorded.headers) {
+    // Forwarded answers come straight from the upstream: credentials and hop-by-hop stay out.
+    if (!returnableResponseHeader(name)) continue;
+    const existing = headers[name];
+    headers[name] = existing === undefined ? value : `${existing}, ${value}`;
+  }
+  Object.assign(headers, extra);
   const empty = method === 'HEAD' || NULL_BODY.has(recorded.status);
   return new Response(empty ? null : recorded.body, { status: recorded.status, headers });
 }
