@@ -10,7 +10,9 @@ import { type ConfigProblem, checkConfigShape } from './config-schema.js';
 import type {
   BindingConfig,
   GatewayConfig,
+  HttpReadBindingConfig,
   HttpUpstreamConfig,
+  HttpWriteBindingConfig,
   McpToolBindingConfig,
   UpstreamConfig,
 } from './config-types.js';
@@ -225,19 +227,31 @@ function resolveAction(
   return actions.get(reference.typeName) === reference ? reference : undefined;
 }
 
+/** What compiling the bindings builds up, shared by the per-binding steps. */
+interface BindingIndex {
+  readonly httpBindings: Map<string, CompiledHttpBinding[]>;
+  readonly toolBindings: Map<string, Map<string, CompiledToolBinding>>;
+  /** Binding name → its index. */
+  readonly names: Map<string, number>;
+  /** `upstream shape` → index of the binding that owns the route. */
+  readonly shapes: Map<string, number>;
+}
+
 function compileBindings(
   config: GatewayConfig,
   upstreams: ReadonlyMap<string, CompiledUpstream>,
   actions: ReadonlyMap<string, ActionDefinition>,
   report: Report,
-) {
-  const httpBindings = new Map<string, CompiledHttpBinding[]>();
-  const toolBindings = new Map<string, Map<string, CompiledToolBinding>>();
-  const names = new Map<string, number>();
-  const shapes = new Map<string, number>();
-  config.bindings.forEach((binding: BindingConfig, index) => {
-    const path = `bindings[${index}]`;
-    const earlier = names.get(binding.name);
+): BindingIndex {
+  const index: BindingIndex = {
+    httpBindings: new Map(),
+    toolBindings: new Map(),
+    names: new Map(),
+    shapes: new Map(),
+  };
+  config.bindings.forEach((binding: BindingConfig, position) => {
+    const path = `bindings[${position}]`;
+    const earlier = index.names.get(binding.name);
     if (!BINDING_NAME.test(binding.name)) {
       report(`${path}.name`, 'binding names are letters, digits, ".", "_" and "-" (at most 64)');
     } else if (earlier !== undefined) {
@@ -246,7 +260,7 @@ function compileBindings(
         `"${binding.name}" is also the name of bindings[${earlier}]; names must be unique`,
       );
     }
-    names.set(binding.name, index);
+    index.names.set(binding.name, position);
     const upstream = upstreams.get(binding.upstream);
     if (upstream === undefined) {
       report(
@@ -255,63 +269,87 @@ function compileBindings(
       );
       return;
     }
-    const action =
-      'action' in binding && binding.action !== undefined
-        ? resolveAction(binding.action, actions)
-        : undefined;
-    if ('action' in binding && binding.action !== undefined && action === undefined) {
-      const label = typeof binding.action === 'string' ? binding.action : binding.action.typeName;
+    const reference = 'action' in binding ? binding.action : undefined;
+    const action = reference === undefined ? undefined : resolveAction(reference, actions);
+    if (reference !== undefined && action === undefined) {
+      const label = typeof reference === 'string' ? reference : reference.typeName;
       report(`${path}.action`, `action ${label} is not in actions; add it to actions`);
     }
     if (binding.tool !== undefined) {
-      const compiled = compileToolBinding(path, binding, upstream, action, report);
-      if (compiled === undefined) return;
-      const tools = toolBindings.get(upstream.name) ?? new Map<string, CompiledToolBinding>();
-      if (tools.has(compiled.tool)) {
-        report(
-          `${path}.tool`,
-          `tool "${compiled.tool}" of upstream "${upstream.name}" is bound twice; bind it once`,
-        );
-      }
-      tools.set(compiled.tool, compiled);
-      toolBindings.set(upstream.name, tools);
-      return;
-    }
-    if (upstream.kind !== 'http') {
+      indexToolBinding(
+        index,
+        compileToolBinding(path, binding, upstream, action, report),
+        path,
+        report,
+      );
+    } else if (upstream.kind !== 'http') {
       report(
         `${path}.route`,
         `upstream "${upstream.name}" is an MCP server: bind its tools with tool, not route`,
       );
-      return;
+    } else {
+      indexHttpBinding(index, { path, position, binding, upstream: upstream.name, action }, report);
     }
-    const pattern = checkRoute(path, binding.route, binding.read === true, report);
-    if (pattern === undefined) return;
-    const key = `${upstream.name} ${pattern.shape}`;
-    const first = shapes.get(key);
-    if (first !== undefined) {
-      report(
-        `${path}.route`,
-        `${binding.route} on upstream "${upstream.name}" is bound twice (also bindings[${first}]); bind each route once`,
-      );
-      return;
-    }
-    shapes.set(key, index);
-    const list = httpBindings.get(upstream.name) ?? [];
-    list.push({
-      kind: 'http',
-      name: binding.name,
-      upstream: upstream.name,
-      pattern,
-      access: binding.read === true ? 'read' : 'write',
-      action,
-      config: binding,
-    });
-    httpBindings.set(upstream.name, list);
   });
-  for (const list of httpBindings.values()) {
+  for (const list of index.httpBindings.values()) {
     list.sort((a, b) => compareSpecificity(a.pattern, b.pattern));
   }
-  return { httpBindings, toolBindings, names };
+  return index;
+}
+
+function indexToolBinding(
+  index: BindingIndex,
+  compiled: CompiledToolBinding | undefined,
+  path: string,
+  report: Report,
+): void {
+  if (compiled === undefined) return;
+  const tools = index.toolBindings.get(compiled.upstream) ?? new Map<string, CompiledToolBinding>();
+  if (tools.has(compiled.tool)) {
+    report(
+      `${path}.tool`,
+      `tool "${compiled.tool}" of upstream "${compiled.upstream}" is bound twice; bind it once`,
+    );
+  }
+  tools.set(compiled.tool, compiled);
+  index.toolBindings.set(compiled.upstream, tools);
+}
+
+function indexHttpBinding(
+  index: BindingIndex,
+  entry: {
+    readonly path: string;
+    readonly position: number;
+    readonly binding: HttpReadBindingConfig | HttpWriteBindingConfig;
+    readonly upstream: string;
+    readonly action: ActionDefinition | undefined;
+  },
+  report: Report,
+): void {
+  const { path, binding, upstream } = entry;
+  const pattern = checkRoute(path, binding.route, binding.read === true, report);
+  if (pattern === undefined) return;
+  const key = `${upstream} ${pattern.shape}`;
+  const first = index.shapes.get(key);
+  if (first !== undefined) {
+    report(
+      `${path}.route`,
+      `${binding.route} on upstream "${upstream}" is bound twice (also bindings[${first}]); bind each route once`,
+    );
+    return;
+  }
+  index.shapes.set(key, entry.position);
+  const list = index.httpBindings.get(upstream) ?? [];
+  list.push({
+    kind: 'http',
+    name: binding.name,
+    upstream,
+    pattern,
+    access: binding.read === true ? 'read' : 'write',
+    action: entry.action,
+    config: binding,
+  });
+  index.httpBindings.set(upstream, list);
 }
 
 function checkRoute(

@@ -6,7 +6,7 @@
  */
 import type { ActionDefinition } from '../core/action.js';
 import type { JsonValue } from '../core/canonical-json.js';
-import type { ContractIssue, Guard, GuardResult, ProposalAddress } from '../core/guard.js';
+import type { ContractIssue, Guard, GuardResult } from '../core/guard.js';
 import type { Receipt } from '../core/store.js';
 import type { Outcome, ProposalStatus } from '../core/vocabulary.js';
 import { GUARDED_VERDICT_CODE, GuardedVerdict } from './decision-vocabulary.js';
@@ -86,6 +86,41 @@ const MAX_EXECUTIONS = 3;
 const FIRST_POLL_MS = 5;
 const MAX_POLL_MS = 100;
 
+/** What settling has done so far; bounds every kind of step. */
+interface SettleProgress {
+  executions: number;
+  reconciled: boolean;
+  followed: boolean;
+  fetched: boolean;
+}
+
+/** The next step towards a settled answer, chosen from the latest guard result alone. */
+type SettleStep = 'execute' | 'follow_fresh' | 'wait' | 'reconcile' | 'fetch_output' | 'done';
+
+function nextStep(result: GuardResult, progress: SettleProgress, haveOutput: boolean): SettleStep {
+  const receipts = result.result?.receipts.length ?? 0;
+  switch (result.status) {
+    case 'authorized':
+      // Execute once; again only when the guard itself allowed a resend (I5).
+      return (progress.executions === 0 || result.outcome === 'resend_allowed') &&
+        progress.executions < MAX_EXECUTIONS
+        ? 'execute'
+        : 'done';
+    case 'stale':
+      return result.freshProposal !== undefined && !progress.followed ? 'follow_fresh' : 'done';
+    case 'executing':
+      return 'wait';
+    case 'failed_unknown':
+    case 'verification_pending':
+      if (receipts === 0) return progress.reconciled ? 'done' : 'reconcile';
+      return haveOutput || progress.fetched ? 'done' : 'fetch_output';
+    case 'verified':
+      return haveOutput || progress.fetched ? 'done' : 'fetch_output';
+    default:
+      return 'done';
+  }
+}
+
 /** Runs a bound write through the guard. Throws only for misconfiguration or a broken store. */
 export async function runGuardedCall(
   context: GuardedCallContext,
@@ -101,58 +136,44 @@ export async function runGuardedCall(
   });
   const duplicate = result.outcome === 'replayed';
   let captured: JsonValue | undefined;
-  const address = (): ProposalAddress => ({ tenant, proposal: result.proposal });
-  const execute = async (): Promise<GuardResult> => {
-    const proposal = result.proposal;
-    try {
-      return await guard.execute(action, address());
-    } finally {
-      captured = capture.take(proposal)?.output ?? captured;
-    }
+  const progress: SettleProgress = {
+    executions: 0,
+    reconciled: false,
+    followed: false,
+    fetched: false,
   };
   const deadline = context.now() + context.inProgressWaitMs;
   let pollMs = FIRST_POLL_MS;
-  const done = { executions: 0, reconciled: false, followed: false, fetched: false };
   for (let step = 0; step < MAX_STEPS; step++) {
-    const status = result.status;
-    // Execute an authorized proposal; again only when the guard itself allowed a resend (I5).
-    if (
-      status === 'authorized' &&
-      (done.executions === 0 || result.outcome === 'resend_allowed') &&
-      done.executions < MAX_EXECUTIONS
-    ) {
-      done.executions += 1;
-      result = await execute();
-    } else if (status === 'stale' && result.freshProposal !== undefined && !done.followed) {
+    const address = { tenant, proposal: result.proposal };
+    const next = nextStep(result, progress, captured !== undefined || result.output !== undefined);
+    if (next === 'done') break;
+    if (next === 'execute') {
+      progress.executions += 1;
+      try {
+        result = await guard.execute(action, address);
+      } finally {
+        captured = capture.take(address.proposal)?.output ?? captured;
+      }
+    } else if (next === 'follow_fresh') {
       // Drift: the guard prepared a fresh proposal from the world as it is now; run that one.
-      done.followed = true;
-      done.executions = 0;
-      result = await guard.execute(action, { tenant, proposal: result.freshProposal });
-    } else if (status === 'executing') {
+      progress.followed = true;
+      progress.executions = 0;
+      result = await guard.execute(action, { tenant, proposal: result.freshProposal ?? '' });
+    } else if (next === 'wait') {
       // The original call is executing (here or in another process): wait for its answer.
       if (context.now() >= deadline) break;
       await context.sleep(pollMs);
       pollMs = Math.min(pollMs * 2, MAX_POLL_MS);
-      result = await guard.reconcile(action, address());
-    } else if (
-      (status === 'failed_unknown' || status === 'verification_pending') &&
-      !done.reconciled &&
-      (result.result?.receipts.length ?? 0) === 0
-    ) {
+      result = await guard.reconcile(action, address);
+    } else if (next === 'reconcile') {
       // An unknown outcome: ask the upstream (when due) instead of ever resending blindly.
-      done.reconciled = true;
-      result = await guard.reconcile(action, address());
-    } else if (
-      (status === 'verified' || status === 'verification_pending') &&
-      captured === undefined &&
-      result.output === undefined &&
-      !done.fetched
-    ) {
-      // The original response lives (encrypted) with the proposal; a replay returns it.
-      done.fetched = true;
-      result = await guard.execute(action, address());
+      progress.reconciled = true;
+      result = await guard.reconcile(action, address);
     } else {
-      break;
+      // The original response lives (encrypted) with the proposal; a replay returns it.
+      progress.fetched = true;
+      result = await guard.execute(action, address);
     }
   }
   const verdict = verdictOf(result);

@@ -5,7 +5,9 @@
  * 409, unknown outcome 502/504).
  */
 import type { JsonValue } from '../core/canonical-json.js';
+import type { GuardedVerdict } from './decision-vocabulary.js';
 import type { GuardedCallResult } from './guarded-call.js';
+import { returnableResponseHeader } from './header-policy.js';
 import { problemResponse } from './http-problems.js';
 import { parseRecordedResponse, type RecordedResponse } from './recorded-response.js';
 
@@ -27,9 +29,15 @@ export function recordedResponse(
   extra: Readonly<Record<string, string>>,
   method = 'GET',
 ): Response {
-  const headers = new Headers();
-  for (const [name, value] of recorded.headers) headers.append(name, value);
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  // A plain object is the adapter's fast path (no Headers instance per response).
+  const headers: Record<string, string> = {};
+  for (const [name, value] of recorded.headers) {
+    // Forwarded answers come straight from the upstream: credentials and hop-by-hop stay out.
+    if (!returnableResponseHeader(name)) continue;
+    const existing = headers[name];
+    headers[name] = existing === undefined ? value : `${existing}, ${value}`;
+  }
+  Object.assign(headers, extra);
   const empty = method === 'HEAD' || NULL_BODY.has(recorded.status);
   return new Response(empty ? null : recorded.body, { status: recorded.status, headers });
 }
@@ -52,6 +60,63 @@ function resultDocument(result: GuardedCallResult): Response {
 const recordedOf = (output: JsonValue | undefined): RecordedResponse | undefined =>
   output === undefined ? undefined : parseRecordedResponse(output);
 
+/** How each verdict the gateway answers itself is told to the agent. */
+interface ProblemSpec {
+  readonly status: (result: GuardedCallResult) => number;
+  readonly detail: (result: GuardedCallResult) => string;
+  readonly hint: string;
+  readonly retryAfterSeconds?: number;
+}
+
+const PROBLEMS: Readonly<
+  Record<Exclude<GuardedVerdict, 'completed' | 'upstream_refused'>, ProblemSpec>
+> = {
+  pending_approval: {
+    status: () => 202,
+    detail: () => 'The write waits for approval; nothing was sent.',
+    hint: 'Retry the same request once it is approved: it then executes once. Until then it answers 202.',
+    retryAfterSeconds: 30,
+  },
+  blocked: {
+    status: () => 403,
+    detail: (result) => `The action's policy blocks this write (${result.reasonCode}).`,
+    hint: 'Change the request so that the policy allows it, or ask an operator; retrying it unchanged will not help.',
+  },
+  denied: {
+    status: () => 403,
+    detail: () => 'An approver rejected this write.',
+    hint: 'Do not retry it unchanged; a new request with other protected fields is a new proposal.',
+  },
+  rejected: {
+    status: () => 422,
+    detail: () => "The request does not satisfy the action's contract.",
+    hint: 'Fix the fields named in issues and send it again.',
+  },
+  in_progress: {
+    status: () => 409,
+    detail: () => 'The same write is being executed right now.',
+    hint: 'Retry the same request shortly; it will get the original response and is never sent twice.',
+    retryAfterSeconds: 1,
+  },
+  outcome_unknown: {
+    status: (result) => (result.reasonCode === 'upstream_timeout' ? 504 : 502),
+    detail: () =>
+      'The upstream did not answer in time or lost the response; the write may have happened.',
+    hint: 'Retry the same request later: the gateway verifies with the upstream and never sends it blindly again.',
+    retryAfterSeconds: 2,
+  },
+  needs_attention: {
+    status: () => 502,
+    detail: () => 'Part of the write happened; an operator must settle it.',
+    hint: 'Do not retry; the proposal is recorded with its receipts for an operator.',
+  },
+  not_executable: {
+    status: () => 409,
+    detail: (result) => `The proposal can no longer run (${result.status ?? result.outcome}).`,
+    hint: 'Send the request again to make a new proposal.',
+  },
+};
+
 /** The answer to a guarded call. */
 export function guardedAnswer(
   result: GuardedCallResult,
@@ -59,97 +124,28 @@ export function guardedAnswer(
 ): Response {
   const headers = guardedHeaders(result);
   const base = { decision: 'guarded', proposal: result.proposal, headers } as const;
-  const reasonCode = result.reasonCode;
-  switch (result.verdict) {
-    case 'completed': {
-      const recorded = recordedOf(result.output);
-      return recorded === undefined
-        ? resultDocument(result)
-        : recordedResponse(recorded, headers, options.method);
-    }
-    case 'pending_approval':
-      return problemResponse(202, result.code, 'The write waits for approval; nothing was sent.', {
-        ...base,
-        ...(reasonCode === undefined ? {} : { reasonCode }),
-        ...(options.consoleUrl === undefined
-          ? {}
-          : {
-              approvalUrl: `${options.consoleUrl.replace(/\/+$/, '')}/proposals/${result.proposal}`,
-            }),
-        hint: 'Retry the same request once it is approved: it then executes once. Until then it answers 202.',
-        retryAfterSeconds: 30,
-      });
-    case 'blocked':
-      return problemResponse(
-        403,
-        result.code,
-        `The action's policy blocks this write (${reasonCode}).`,
-        {
-          ...base,
-          ...(reasonCode === undefined ? {} : { reasonCode }),
-          hint: 'Change the request so that the policy allows it, or ask an operator; retrying it unchanged will not help.',
-        },
-      );
-    case 'denied':
-      return problemResponse(403, result.code, 'An approver rejected this write.', {
-        ...base,
-        hint: 'Do not retry it unchanged; a new request with other protected fields is a new proposal.',
-      });
-    case 'rejected':
-      return problemResponse(
-        422,
-        result.code,
-        "The request does not satisfy the action's contract.",
-        {
-          ...base,
-          ...(reasonCode === undefined ? {} : { reasonCode }),
-          issues: (result.issues ?? []).map((issue) => ({ ...issue })),
-          hint: 'Fix the fields named in issues and send it again.',
-        },
-      );
-    case 'in_progress':
-      return problemResponse(409, result.code, 'The same write is being executed right now.', {
-        ...base,
-        hint: 'Retry the same request shortly; it will get the original response and is never sent twice.',
-        retryAfterSeconds: 1,
-      });
-    case 'upstream_refused':
-      return refusedAnswer(result, base);
-    case 'outcome_unknown':
-      return problemResponse(
-        reasonCode === 'upstream_timeout' ? 504 : 502,
-        result.code,
-        'The upstream did not answer in time or lost the response; the write may have happened.',
-        {
-          ...base,
-          ...(reasonCode === undefined ? {} : { reasonCode }),
-          hint: 'Retry the same request later: the gateway verifies with the upstream and never sends it blindly again.',
-          retryAfterSeconds: 2,
-        },
-      );
-    case 'needs_attention':
-      return problemResponse(
-        502,
-        result.code,
-        'Part of the write happened; an operator must settle it.',
-        {
-          ...base,
-          ...(reasonCode === undefined ? {} : { reasonCode }),
-          hint: 'Do not retry; the proposal is recorded with its receipts for an operator.',
-        },
-      );
-    case 'not_executable':
-      return problemResponse(
-        409,
-        result.code,
-        `The proposal can no longer run (${result.status ?? result.outcome}).`,
-        {
-          ...base,
-          ...(reasonCode === undefined ? {} : { reasonCode }),
-          hint: 'Send the request again to make a new proposal.',
-        },
-      );
+  if (result.verdict === 'completed') {
+    const recorded = recordedOf(result.output);
+    return recorded === undefined
+      ? resultDocument(result)
+      : recordedResponse(recorded, headers, options.method);
   }
+  if (result.verdict === 'upstream_refused') return refusedAnswer(result, base);
+  const spec = PROBLEMS[result.verdict];
+  const approvalUrl =
+    result.verdict === 'pending_approval' && options.consoleUrl !== undefined
+      ? `${options.consoleUrl.replace(/\/+$/, '')}/proposals/${result.proposal}`
+      : undefined;
+  return problemResponse(spec.status(result), result.code, spec.detail(result), {
+    ...base,
+    ...(result.reasonCode === undefined ? {} : { reasonCode: result.reasonCode }),
+    ...(approvalUrl === undefined ? {} : { approvalUrl }),
+    ...(result.verdict === 'rejected'
+      ? { issues: (result.issues ?? []).map((issue) => ({ ...issue })) }
+      : {}),
+    hint: spec.hint,
+    ...(spec.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: spec.retryAfterSeconds }),
+  });
 }
 
 function refusedAnswer(

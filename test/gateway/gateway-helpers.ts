@@ -21,7 +21,10 @@ export type TestSandbox = Awaited<ReturnType<typeof startTestSandbox>>;
 export async function serveFixture(
   sandbox: TestSandbox,
   environment: Record<string, string> = {},
-  options: { store?: Parameters<typeof serveGateway>[0]['store'] } = {},
+  options: {
+    store?: Parameters<typeof serveGateway>[0]['store'];
+    keyRing?: Parameters<typeof serveGateway>[0]['keyRing'];
+  } = {},
 ): Promise<ServedGateway> {
   const saved = { ...process.env };
   Object.assign(process.env, { SG_TEST_SANDBOX_URL: sandbox.dataUrl, ...environment });
@@ -30,7 +33,7 @@ export async function serveFixture(
       configFile: fixtureConfig,
       port: 0,
       upstreamPorts: { payments: 0 },
-      keyRing: createDevelopmentKeyRing('gateway-tests'),
+      keyRing: options.keyRing ?? createDevelopmentKeyRing('gateway-tests'),
       store: options.store ?? { kind: 'memory' },
     });
   } finally {

@@ -3,6 +3,7 @@
  * reserved headers, limits and unsafe paths, against the sandbox as the upstream.
  */
 
+import { buildAuthorityEvidence } from 'sideguard';
 import type { ServedGateway } from 'sideguard/gateway';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestSandbox } from '../sandbox/sandbox-helpers.js';
@@ -107,6 +108,40 @@ describe('guarded writes', () => {
     });
     expect(again.body.proposal).toBe(answer.body.proposal);
     expect(await sandboxWrites(sandbox)).toEqual({});
+  });
+
+  it('executes an approved write once when the agent retries it, and replays it afterwards', async () => {
+    const form = { charge: 'ch_sg_001', amount: '7000' };
+    const pending = await agentCall(payments, 'POST', '/v1/refunds', { form });
+    expect(pending.status).toBe(202);
+    const refund = gateway.runtime.table.actions.get('support.refund@1');
+    if (refund === undefined) throw new Error('no refund action');
+    const { guard } = gateway.runtime;
+    const view = await guard.read(refund, {
+      tenant: 'acme',
+      proposal: pending.body.proposal,
+      reader: 'finance-lead',
+    });
+    const evidence = buildAuthorityEvidence(view.evidenceBindings!, {
+      authority: 'finance-lead',
+      decision: 'approve',
+      channelAssurance: 'high',
+      issuedAt: Date.now(),
+    });
+    const approved = await guard.recordAuthority(refund, {
+      tenant: 'acme',
+      evidence,
+      authenticatedAuthority: 'finance-lead',
+    });
+    expect(approved.status).toBe('authorized');
+    expect(await sandboxWrites(sandbox)).toEqual({});
+    const executed = await agentCall(payments, 'POST', '/v1/refunds', { form });
+    expect(executed.status).toBe(200);
+    expect(executed.body).toMatchObject({ object: 'refund', amount: 7000 });
+    expect(executed.headers.get('x-sideguard-proposal')).toBe(pending.body.proposal);
+    const again = await agentCall(payments, 'POST', '/v1/refunds', { form });
+    expect(again.text).toBe(executed.text);
+    expect(await sandboxWrites(sandbox)).toEqual({ 'payments.create_refund': 1 });
   });
 
   it('refuses a blocked write with 403 and a contract violation with 422 naming the field', async () => {

@@ -30,6 +30,16 @@ const createRefundRequests = async () =>
     (entry) => entry.operation === 'create_refund',
   );
 
+/** Waits (bounded) until the sandbox has recorded a finished request of this operation. */
+async function waitForObservedRequest(operation: string): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const { requests } = await sandbox.control.observations();
+    if (requests.some((request) => request.operation === operation)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`the sandbox never finished a ${operation} request`);
+}
+
 beforeAll(async () => {
   sandbox = await startTestSandbox();
   // The upstream deadline is short so that a hang becomes an unknown outcome quickly.
@@ -90,15 +100,24 @@ describe('an upstream that fails at the commit point', () => {
       reasonCode: 'absent_but_resend_not_declared',
     });
     expect(answer.headers.get('retry-after')).toBe('2');
-    // The held request goes through late; the gateway had already given up on it.
+    // The held request goes on late (the gateway had already given up on it); wait until the
+    // sandbox has finished with it, so that a second request could not hide behind it.
     await sandbox.control.release(held?.holdId ?? '');
+    await waitForObservedRequest('create_refund');
     const retry = await agentCall(payments, 'POST', '/v1/refunds', {
       form: { charge: 'ch_sg_002', amount: '800' },
     });
     expect(retry.status).toBe(502);
     expect(retry.body.code).toBe('outcome_unknown');
     expect(retry.headers.get('x-sideguard-duplicate')).toBe('true');
-    expect(await createRefundRequests()).toHaveLength(1);
+    const observed = (await sandbox.control.observations()).requests;
+    expect(observed.filter((request) => request.operation === 'create_refund')).toHaveLength(1);
+    // The guard's own evidence: one commit started for the effect, never a second send.
+    const ledger = await gateway.runtime.store.readLedger({
+      tenant: 'acme',
+      proposal: answer.body.proposal,
+    });
+    expect(ledger.filter((event) => event.type === 'commit_started')).toHaveLength(1);
   });
 });
 
