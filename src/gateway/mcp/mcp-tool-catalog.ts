@@ -142,9 +142,15 @@ export async function listMcpTools(gateway: McpGateway, identity: AgentIdentity)
       });
       if (decision.kind === 'guarded') tools.push(actionTool(name, target.action));
     } else if (target.kind === 'binding' && allowed.has(name)) {
-      const current = definitions.get(target.binding.upstream)?.get(target.binding.tool);
-      if (current !== undefined && toolDefinitionDigest(current) === target.binding.toolDigest) {
-        tools.push(wrappedTool(target.binding, current));
+      const { binding } = target;
+      const current = definitions.get(binding.upstream)?.get(binding.tool);
+      const digest = current === undefined ? undefined : toolDefinitionDigest(current);
+      if (current !== undefined && digest === binding.toolDigest) {
+        tools.push(wrappedTool(binding, current));
+      } else if (definitions.get(binding.upstream)?.size) {
+        gateway.hooks.onProblem?.(
+          `tool "${binding.tool}" of upstream "${binding.upstream}" is left out of tools/list: it is ${digest ?? 'not served'}, binding "${binding.name}" pins ${binding.toolDigest}`,
+        );
       }
     }
   }
