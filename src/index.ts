@@ -2,7 +2,8 @@
  * The public API of `sideguard`. Every export is named here on purpose: adding a name makes it
  * public. Importing this entry loads no database driver, HTTP server or agent SDK; stores and
  * the sandbox have their own entries (`sideguard/sqlite`, `sideguard/postgres`,
- * `sideguard/sandbox`, `sideguard/testing`).
+ * `sideguard/sandbox`, `sideguard/testing`), and so does the gateway (`sideguard/gateway`): only
+ * its config types and `defineConfig` live here.
  */
 export type {
   ActionConfig,
@@ -118,6 +119,35 @@ export {
 } from './core/vocabulary.js';
 export type { GuardConfig } from './create-guard.js';
 export { createGuard } from './create-guard.js';
+export type {
+  AgentConfig,
+  BindingConfig,
+  BindingVerifyContext,
+  BoundHttpRequest,
+  DenyRuleConfig,
+  GatewayConfig,
+  GatewaySandboxConfig,
+  GatewayServerConfig,
+  HttpMount,
+  HttpReadBindingConfig,
+  HttpUpstreamConfig,
+  HttpWriteBindingConfig,
+  McpBindingVerifyContext,
+  McpToolBindingConfig,
+  McpTransportConfig,
+  McpUpstreamConfig,
+  RoleConfig,
+  SandboxProviderName,
+  UpstreamClient,
+  UpstreamConfig,
+  UpstreamReply,
+  UpstreamRequestSpec,
+  UpstreamResponse,
+  UpstreamToolCaller,
+  UpstreamToolReply,
+  UpstreamToolResult,
+} from './gateway/config-types.js';
+export { defineConfig, UpstreamMode } from './gateway/config-types.js';
 export { createMemoryStore } from './stores/memory/memory-store.js';
 export {
   type CheckedProposalListQuery,

@@ -7,10 +7,14 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { SideguardError } from '../core/errors.js';
 import { CliError, ExitCode } from './cli-errors.js';
+import { registerConfigCommand } from './config-command.js';
 import { registerExploreCommand } from './explore-command.js';
 import { registerKeysCommand } from './keys-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
+import { registerServeCommands } from './serve-command.js';
+import { registerShadowCommand } from './shadow-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
 
 function packageVersion(): string {
@@ -45,6 +49,10 @@ registerLedgerCommand(program);
 registerKeysCommand(program);
 registerSandboxCommand(program);
 registerExploreCommand(program);
+registerServeCommands(program);
+registerConfigCommand(program);
+registerShadowCommand(program);
+registerMcpCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([
@@ -65,6 +73,9 @@ const INPUT_CODES = new Set([
   'ledger_file_unreadable',
   'ledger_head_invalid',
   'ledger_head_ambiguous',
+  'gateway_config_invalid',
+  'gateway_sandbox_missing',
+  'store_schema_name_invalid',
 ]);
 
 /** 0 success, 1 a check failed (unsafe evidence, a broken chain), 2 bad input or usage. */

@@ -1,0 +1,103 @@
+/**
+ * One call that runs a gateway from a config file: load and compile it, start the built-in
+ * sandbox when an upstream uses `sandbox` mode, open the runtime, start the listeners. What
+ * `sideguard serve` and `sideguard record` run, and what tests start.
+ */
+import { resolve } from 'node:path';
+import type { KeyRing } from '../core/key-ring.js';
+import { type LoadedGatewayConfig, loadGatewayConfig } from './config-loader.js';
+import {
+  type GatewayRuntime,
+  type GatewayStoreLocation,
+  openGatewayRuntime,
+} from './gateway-runtime.js';
+import {
+  type GatewayExtension,
+  type RunningGateway,
+  startGatewayServer,
+} from './gateway-server.js';
+
+/** Options of {@link serveGateway}. */
+export interface ServeGatewayOptions {
+  /** The config file (`.ts`, `.mts`, `.mjs`, `.js`). */
+  readonly configFile: string;
+  readonly extensions?: readonly GatewayExtension[];
+  /** Overrides of the config's `server.host` / `server.port` / upstream ports (tests use 0). */
+  readonly host?: string;
+  readonly port?: number;
+  readonly upstreamPorts?: Readonly<Record<string, number>>;
+  /** @default the config's `store` */
+  readonly store?: GatewayStoreLocation;
+  /** @default from `SIDEGUARD_KEYS` */
+  readonly keyRing?: KeyRing;
+  /** Record forwarded responses into this session (`sideguard record`). */
+  readonly recordSession?: string;
+  /** Sandbox state directory override. @default the config's `sandbox.stateDir` */
+  readonly sandboxStateDir?: string;
+}
+
+/** A running gateway with everything it opened. */
+export interface ServedGateway extends RunningGateway {
+  readonly loaded: LoadedGatewayConfig;
+  readonly runtime: GatewayRuntime;
+  /** The built-in sandbox, when an upstream uses `sandbox` mode. */
+  readonly sandbox:
+    | { readonly dataUrl: string; readonly controlUrl: string | undefined }
+    | undefined;
+}
+
+const usesSandbox = (loaded: LoadedGatewayConfig): boolean =>
+  [...loaded.table.upstreams.values()].some((upstream) => upstream.mode === 'sandbox');
+
+/** Loads, opens and starts. On a failure, whatever was started is stopped again. */
+export async function serveGateway(options: ServeGatewayOptions): Promise<ServedGateway> {
+  const loaded = await loadGatewayConfig(options.configFile);
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const step of cleanups.reverse()) await step().catch(() => {});
+  };
+  try {
+    let sandbox: ServedGateway['sandbox'];
+    if (usesSandbox(loaded)) {
+      const { startSandbox } = await import('../sandbox/index.js');
+      const settings = loaded.config.sandbox ?? {};
+      const running = await startSandbox({
+        stateDir:
+          options.sandboxStateDir ??
+          resolve(loaded.directory, settings.stateDir ?? '.sideguard/sandbox'),
+        ...(settings.seed === undefined ? {} : { seed: settings.seed }),
+        ...(settings.faults === undefined ? {} : { faults: settings.faults }),
+      });
+      cleanups.push(() => running.close());
+      sandbox = { dataUrl: running.dataUrl, controlUrl: running.controlUrl };
+    }
+    const runtime = await openGatewayRuntime(loaded, {
+      ...(options.keyRing === undefined ? {} : { keyRing: options.keyRing }),
+      ...(options.store === undefined ? {} : { store: options.store }),
+      ...(sandbox === undefined ? {} : { sandboxDataUrl: sandbox.dataUrl }),
+      ...(options.recordSession === undefined ? {} : { recordSession: options.recordSession }),
+    });
+    cleanups.push(() => runtime.close());
+    const server = await startGatewayServer(runtime, {
+      ...(options.extensions === undefined ? {} : { extensions: options.extensions }),
+      ...(options.host === undefined ? {} : { host: options.host }),
+      ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.upstreamPorts === undefined ? {} : { upstreamPorts: options.upstreamPorts }),
+    });
+    cleanups.push(() => server.close());
+    let closing: Promise<void> | undefined;
+    return {
+      ...server,
+      loaded,
+      runtime,
+      sandbox,
+      close: () => {
+        closing ??= cleanup();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
