@@ -93,12 +93,13 @@ describe('an upstream that fails at the commit point', () => {
     });
     const [held] = await sandbox.control.waitForHeld(1, 10_000);
     const answer = await pending;
-    // The deadline passed, the refund list did not show it, and the action does not declare
-    // resends safe: the outcome stays unknown for an operator instead of being sent again.
+    // The deadline passed and the refund list did not show it — but the held request may still
+    // land while its lease runs, so the absence is not trusted yet (issue 8, window 2): the
+    // outcome stays unknown, and it is never sent again.
     expect(answer.status).toBe(502);
     expect(answer.body).toMatchObject({
       code: 'outcome_unknown',
-      reasonCode: 'absent_but_resend_not_declared',
+      reasonCode: 'absence_not_yet_trusted',
     });
     expect(answer.headers.get('retry-after')).toBe('2');
     // The held request goes on late (the gateway had already given up on it); wait until the

@@ -279,12 +279,13 @@ describe('wrapped upstream MCP tools', () => {
     script({ fault: 'hang_before_write' });
     const hung = await client.callTool({ name: 'notes.append', arguments: { line: 'stuck' } });
     expect(hung.isError).toBe(true);
-    // Nothing was written, but nobody may conclude that from a timeout: the guard asked, the
-    // upstream says absent, and resends are not declared safe, so it stays unresolved.
+    // Nothing was written, but nobody may conclude that from a timeout: the guard asked and the
+    // upstream says absent, yet the hung call may still land while its lease runs, so the
+    // absence is not trusted yet (and resends are not declared safe either way).
     expect(structured(hung)).toMatchObject({
       code: 'outcome_unknown',
-      status: 'verification_unresolved',
-      reasonCode: 'absent_but_resend_not_declared',
+      status: 'verification_pending',
+      reasonCode: 'absence_not_yet_trusted',
     });
     script({});
     const retry = await client.callTool({ name: 'notes.append', arguments: { line: 'stuck' } });
