@@ -17,8 +17,11 @@ import { randomIds, systemRandomBytes } from '../runtime-defaults.js';
 export interface GuardUnderTest {
   /** Core breakages to switch on (`src/core/breakages.ts`): one guarantee off each. */
   readonly breakages?: ReadonlySet<Breakage>;
-  /** Wraps the store the guard uses; the verifier still reads the evidence from the real one. */
-  readonly wrapStore?: (store: GuardStore) => GuardStore;
+  /**
+   * Wraps the store the guard uses; the verifier still reads the evidence from the real one. The
+   * key ring is given for wrappers that play an attacker who can seal data.
+   */
+  readonly wrapStore?: (store: GuardStore, keyRing: KeyRing) => GuardStore;
 }
 
 /** What a scenario's guard is built from. */
@@ -31,7 +34,7 @@ export interface RunGuardConfig {
 
 /** Builds the guard a scenario runs through (the real one unless a test broke it on purpose). */
 export function buildRunGuard(config: RunGuardConfig): Guard {
-  const store = config.underTest?.wrapStore?.(config.store) ?? config.store;
+  const store = config.underTest?.wrapStore?.(config.store, config.keyRing) ?? config.store;
   const breakages = config.underTest?.breakages;
   if (breakages === undefined || breakages.size === 0) {
     return createGuard({ store, keyRing: config.keyRing, clock: config.clock });

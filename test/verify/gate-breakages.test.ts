@@ -12,7 +12,7 @@ import type { Breakage } from '../../src/core/breakages.js';
 import { runGate } from '../../src/verify/gate.js';
 import type { InvariantId } from '../../src/verify/report-types.js';
 import type { GuardUnderTest } from '../../src/verify/run-guard.js';
-import { preparesMissEachOther } from '../support/race-stores.js';
+import { preparesMissEachOther, swappedSnapshots } from '../support/race-stores.js';
 
 let scratch: string;
 beforeAll(async () => {
@@ -120,10 +120,16 @@ describe('the gate names the invariant a broken guard violates', () => {
     expect(run.evidence('I9')).toMatch(/evidence binds another proposal commitment/);
   });
 
-  // commitment_check_skipped executes a snapshot swapped in the store. Nothing the judge reads
-  // shows what was executed (the input is private): catching it needs the ledger to record the
-  // commitment of the executed input at commit_started, and a scenario step that edits the store.
-  it.todo(
-    'snapshot checked against its commitment (commitment_check_skipped): needs the executed input’s commitment in commit_started',
-  );
+  it('the snapshot is not checked against its commitment: a snapshot changed in the store is executed (I9)', async () => {
+    const run = await gateWith('commitment', 'safe_refund', {
+      ...broken('commitment_check_skipped'),
+      wrapStore: (store, keyRing) =>
+        swappedSnapshots(store, keyRing, (input) => ({ ...input, amount: '1.00' })),
+    });
+    expect(run.summary.passed).toBe(false);
+    expect(run.failed('I9')).toBe(true);
+    expect(run.evidence('I9')).toMatch(
+      /executed an input whose commitment is not the proposal's \(the stored snapshot was changed\)/,
+    );
+  });
 });

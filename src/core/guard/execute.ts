@@ -4,6 +4,7 @@
  * and record what it reported — confirming a reported write with the provider at once.
  */
 import type { ActionDefinition, ActionInput } from '../action.js';
+import type { JsonValue } from '../canonical-json.js';
 import { ConfigurationError, SideguardError, StoreInvariantError } from '../errors.js';
 import type { ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
@@ -26,7 +27,14 @@ import { type NormalisedExecuteResult, normaliseExecuteResult } from './host-res
 import { errorTag, readField, reasonCodeOf, safeText } from './host-text.js';
 import { countedAsRunning, grantLease, heldLease, underLease } from './lease.js';
 import { prepareProposal } from './prepare.js';
-import { contextOf, openSnapshot, outputPart, providerKeyOf } from './proposal-snapshot.js';
+import {
+  commitmentData,
+  contextOf,
+  executedCommitment,
+  openSnapshot,
+  outputPart,
+  providerKeyOf,
+} from './proposal-snapshot.js';
 import { tallyInForce } from './tally.js';
 
 /** What one pass of the claim loop decided: an answer, or "look again" after a lost race. */
@@ -74,19 +82,19 @@ async function executeOnce(
   if (refused !== undefined) return refused;
   const { input, facts } = openSnapshot(context, action, record);
   if (action.config.resolve === undefined) {
-    return claimAndRun(context, action, record, input, checkedAt);
+    return claimAndRun(context, action, record, { input, facts }, checkedAt);
   }
   const drift = await checkDrift(context, action, record, input, facts);
   if (drift !== undefined) return drift;
   if (context.broken('recheck_after_resolve_skipped')) {
-    return claimAndRun(context, action, record, input, checkedAt);
+    return claimAndRun(context, action, record, { input, facts }, checkedAt);
   }
   // The drift check may have run for long: decide again with the time it returned at, and let
   // the lease start now (window 1: the time of check is the time of use).
   const resolvedAt = context.clock.now();
   const lapsed = await checkStillExecutable(context, action, record, resolvedAt);
   if (lapsed !== undefined) return lapsed;
-  return claimAndRun(context, action, record, input, resolvedAt);
+  return claimAndRun(context, action, record, { input, facts }, resolvedAt);
 }
 
 /** The proposal's time to live and the authority in force, checked at `now` (I2). */
@@ -210,9 +218,10 @@ async function claimAndRun<A extends ActionDefinition>(
   context: GuardContext,
   action: A,
   record: ProposalRecord,
-  input: ActionInput<A>,
+  opened: { readonly input: ActionInput<A>; readonly facts: JsonValue },
   now: number,
 ): Promise<Step> {
+  const { input } = opened;
   const lease = grantLease(context, action, now);
   const claimed = successor(context, record, { status: 'executing', lease, reasonCode: null });
   const providerIdempotencyKey = providerKeyOf(record);
@@ -228,6 +237,10 @@ async function claimAndRun<A extends ActionDefinition>(
           providerIdempotencyKey,
           resendGeneration: record.resendGeneration,
           leaseExpiresAt: iso(lease.expiresAtMs),
+          // What is about to be executed, so the judge can check it is what was proposed (I9).
+          inputCommitment: commitmentData(
+            executedCommitment(context, record, opened.input, opened.facts),
+          ),
         },
         after(claimed),
       ),

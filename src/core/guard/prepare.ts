@@ -23,6 +23,7 @@ import {
   commit,
   draft,
   type GuardContext,
+  iso,
   outcomeOfStatus,
   resultOf,
 } from './guard-context.js';
@@ -34,6 +35,7 @@ import type {
 } from './guard-types.js';
 import { errorTag, readField, reasonCodeOf, shortText, wellFormed } from './host-text.js';
 import {
+  commitmentData,
   commitmentPayload,
   effectKeyOf,
   factsDigestData,
@@ -469,6 +471,10 @@ async function insertProposal(
         decision: 'new_effect',
         semanticEffectKey: effect.semanticEffectKey,
         reasonCode: verdict.reasonCode,
+        // What approvals must bind and until when the proposal may execute, in the hash chain
+        // rather than only in the store, so a judge reading the ledger needs nothing else.
+        proposalCommitment: commitmentData(record.commitment),
+        proposalExpiresAt: iso(record.expiresAtMs),
       },
       after(record),
     ),

@@ -4,8 +4,14 @@
  * output, opened only after the commitment checks out.
  */
 import type { ActionDefinition, ActionInput, ProposalContext } from '../action.js';
-import type { JsonValue } from '../canonical-json.js';
-import { keyedDigest, sha256Hex, verifyCommitment } from '../commitment.js';
+import { canonicalize, type JsonValue } from '../canonical-json.js';
+import {
+  type Commitment,
+  computeCommitment,
+  keyedDigest,
+  sha256Hex,
+  verifyCommitment,
+} from '../commitment.js';
 import { openEnvelope, type SealedEnvelope, sealEnvelope } from '../envelope.js';
 import { StoreInvariantError } from '../errors.js';
 import { KeyPurpose } from '../key-ring.js';
@@ -177,3 +183,29 @@ export function outputPart(
   const output = openOutput(context, record);
   return output === undefined ? {} : { output };
 }
+
+/**
+ * The commitment over the input and facts about to be executed, computed afresh (not read from
+ * the record), so the ledger shows what ran: it equals the proposal's commitment unless the
+ * snapshot was changed behind the guard's back.
+ */
+export function executedCommitment(
+  context: GuardContext,
+  record: ProposalRecord,
+  input: unknown,
+  facts: JsonValue,
+): Commitment {
+  return computeCommitment(
+    context.keyRing,
+    'sideguard/proposal/v1',
+    commitmentPayload(record, JSON.parse(canonicalize(input)) as JsonValue, facts),
+  );
+}
+
+/** A commitment as ledger event data (it is keyed, so it reveals nothing of the input). */
+export const commitmentData = (commitment: Commitment): JsonValue => ({
+  algorithm: commitment.algorithm,
+  keyHandle: commitment.keyHandle,
+  keyVersion: commitment.keyVersion,
+  value: commitment.value,
+});

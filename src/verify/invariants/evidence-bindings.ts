@@ -30,7 +30,7 @@ function digestOf(evidence: unknown): string | undefined {
 }
 
 /** The proposal commitment evidence must bind: the ledger's, if it records one, else the store's. */
-function commitmentOf(model: EvidenceModel, replay: ProposalReplay): JsonValue | undefined {
+export function commitmentOf(model: EvidenceModel, replay: ProposalReplay): JsonValue | undefined {
   for (const event of replay.events) {
     if (event.data.proposalCommitment !== undefined) return event.data.proposalCommitment;
   }
@@ -69,4 +69,21 @@ export function bindingProblems(
   return bindings
     .filter(([, expected, presented]) => expected !== undefined && !same(expected, presented))
     .map(([name]) => `${who} was counted although its evidence binds another ${name}`);
+}
+
+/**
+ * Executions of an input other than the one proposed: each `commit_started` that records the
+ * commitment of what it executed must name the proposal's commitment (a snapshot changed in the
+ * store and used without its commitment check shows here).
+ */
+export function executedInputProblems(model: EvidenceModel, replay: ProposalReplay): string[] {
+  const proposed = commitmentOf(model, replay);
+  if (proposed === undefined) return [];
+  return replay.events
+    .filter((event) => event.type === 'commit_started' && event.data.inputCommitment !== undefined)
+    .filter((event) => !same(event.data.inputCommitment, proposed))
+    .map(
+      (event) =>
+        `${replay.proposal}'s commit_started at ${event.at} executed an input whose commitment is not the proposal's (the stored snapshot was changed)`,
+    );
 }

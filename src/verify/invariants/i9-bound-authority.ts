@@ -3,12 +3,13 @@
  * `authority_satisfied` whose approvers are distinct, recorded approvals, as many as required,
  * each within its validity window when the commit started; every recorded approval was valid when
  * it was recorded; and the evidence behind each binds exactly this proposal (tenant, action,
- * effect, commitment, audience).
+ * effect, commitment, audience); and whatever executed is the input that was proposed (the
+ * commitment recorded at `commit_started` is the proposal's).
  */
 import type { EvidenceModel } from '../evidence-model.js';
 import type { InvariantVerdict } from '../report-types.js';
 import { authorityAtCommits, describeLapse, windowCovers, windowOf } from './authority-in-force.js';
-import { bindingProblems } from './evidence-bindings.js';
+import { bindingProblems, executedInputProblems } from './evidence-bindings.js';
 import { verdictFrom, verdictOf } from './invariant-kit.js';
 
 export function judgeBoundAuthority(model: EvidenceModel): InvariantVerdict {
@@ -20,10 +21,17 @@ export function judgeBoundAuthority(model: EvidenceModel): InvariantVerdict {
       (e) => e.type === 'policy_decided' && e.data.decision === 'require_approval',
     ),
   );
-  if (needing.length === 0 && rejected.length === 0 && recorded.length === 0) {
+  const problems: string[] = [...model.replays.values()].flatMap((replay) =>
+    executedInputProblems(model, replay),
+  );
+  if (
+    needing.length === 0 &&
+    rejected.length === 0 &&
+    recorded.length === 0 &&
+    problems.length === 0
+  ) {
     return verdictOf('I9', 'not_applicable', 'no approval was required or presented');
   }
-  const problems: string[] = [];
   for (const commit of commits) {
     const { replay, commitStarted, counted, required } = commit;
     const recordedApprovers = new Set(
