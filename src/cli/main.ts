@@ -76,6 +76,8 @@ const INPUT_CODES = new Set([
   'gateway_config_invalid',
   'gateway_sandbox_missing',
   'store_schema_name_invalid',
+  'store_driver_missing',
+  'store_config_invalid',
 ]);
 
 /** 0 success, 1 a check failed (unsafe evidence, a broken chain), 2 bad input or usage. */
