@@ -67,7 +67,7 @@ describe('the judge, from edited store evidence', () => {
     expect(report.passed).toBe(true);
   });
 
-  it('names I2 when the write started after the proposal’s time to live', async () => {
+  it('names I2 when the store’s record moved the proposal’s time to live away from the ledger’s', async () => {
     const { verdict } = await judgeEdited('expired', 'safe_refund', (records, startedAt) =>
       records.map((record) => ({
         ...record,
@@ -75,10 +75,12 @@ describe('the judge, from edited store evidence', () => {
       })),
     );
     expect(verdict('I2')?.verdict).toBe('fail');
-    expect(verdict('I2')?.evidence).toMatch(/after the proposal expired at /);
+    expect(verdict('I2')?.evidence).toMatch(
+      /the store's record of prop_\w+ holds another expiry than the ledger recorded/,
+    );
   });
 
-  it('names I9 when the approvals bind another commitment than the proposal’s', async () => {
+  it('names I9 when the store’s record holds another commitment than the ledger’s', async () => {
     const { verdict } = await judgeEdited('commitment', 'two_of_three_approval', (records) =>
       records.map((record) => ({
         ...record,
@@ -90,7 +92,7 @@ describe('the judge, from edited store evidence', () => {
     );
     expect(verdict('I9')?.verdict).toBe('fail');
     expect(verdict('I9')?.evidence).toMatch(
-      /finance-lead's approve of prop_\w+ was counted although its evidence binds another proposal commitment/,
+      /the store's record of prop_\w+ holds another commitment than the ledger recorded/,
     );
   });
 

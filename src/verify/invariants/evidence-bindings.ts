@@ -38,6 +38,38 @@ export function commitmentOf(model: EvidenceModel, replay: ProposalReplay): Json
   return stored === null || stored === undefined ? undefined : { ...stored };
 }
 
+/** The ledger's value for a proposal field, from the first event that records it. */
+function ledgerValue(replay: ProposalReplay, field: string): JsonValue | undefined {
+  for (const event of replay.events) {
+    if (event.data[field] !== undefined) return event.data[field] as JsonValue;
+  }
+  return undefined;
+}
+
+/**
+ * Where the store's record of a proposal disagrees with what the hash-chained ledger recorded
+ * about it (its commitment, or its expiry): the record was changed after the ledger was written.
+ */
+export function storeRecordDisagreement(
+  model: EvidenceModel,
+  replay: ProposalReplay,
+  field: 'commitment' | 'expiresAt',
+): string[] {
+  const record = model.recordOf.get(replay.proposal);
+  if (record === undefined) return [];
+  const recorded = ledgerValue(
+    replay,
+    field === 'commitment' ? 'proposalCommitment' : 'proposalExpiresAt',
+  );
+  const stored = record[field];
+  if (recorded === undefined || stored === null || stored === undefined) return [];
+  if (same(recorded, field === 'commitment' ? { ...(stored as object) } : stored)) return [];
+  const name = field === 'commitment' ? 'commitment' : 'expiry';
+  return [
+    `the store's record of ${replay.proposal} holds another ${name} than the ledger recorded (the record was edited after the ledger was written)`,
+  ];
+}
+
 /** Problems with the evidence behind one `authority_recorded` event (empty when it binds). */
 export function bindingProblems(
   model: EvidenceModel,

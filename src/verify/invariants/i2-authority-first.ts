@@ -7,6 +7,7 @@
 import { baseEffect, type EvidenceModel } from '../evidence-model.js';
 import type { InvariantVerdict } from '../report-types.js';
 import { authorityAtCommits, describeLapse } from './authority-in-force.js';
+import { storeRecordDisagreement } from './evidence-bindings.js';
 import { verdictFrom } from './invariant-kit.js';
 
 export function judgeAuthorityFirst(model: EvidenceModel): InvariantVerdict {
@@ -41,6 +42,8 @@ export function judgeAuthorityFirst(model: EvidenceModel): InvariantVerdict {
       write.effectKey === null ? [] : [baseEffect(write.effectKey)],
     ),
   );
+  for (const replay of replays)
+    problems.push(...storeRecordDisagreement(model, replay, 'expiresAt'));
   for (const commit of authorityAtCommits(model)) {
     if (!written.has(model.effectOf(commit.replay) ?? '')) continue;
     const at = commit.commitStarted.at;

@@ -9,7 +9,11 @@
 import type { EvidenceModel } from '../evidence-model.js';
 import type { InvariantVerdict } from '../report-types.js';
 import { authorityAtCommits, describeLapse, windowCovers, windowOf } from './authority-in-force.js';
-import { bindingProblems, executedInputProblems } from './evidence-bindings.js';
+import {
+  bindingProblems,
+  executedInputProblems,
+  storeRecordDisagreement,
+} from './evidence-bindings.js';
 import { verdictFrom, verdictOf } from './invariant-kit.js';
 
 export function judgeBoundAuthority(model: EvidenceModel): InvariantVerdict {
@@ -21,9 +25,10 @@ export function judgeBoundAuthority(model: EvidenceModel): InvariantVerdict {
       (e) => e.type === 'policy_decided' && e.data.decision === 'require_approval',
     ),
   );
-  const problems: string[] = [...model.replays.values()].flatMap((replay) =>
-    executedInputProblems(model, replay),
-  );
+  const problems: string[] = [...model.replays.values()].flatMap((replay) => [
+    ...executedInputProblems(model, replay),
+    ...storeRecordDisagreement(model, replay, 'commitment'),
+  ]);
   if (
     needing.length === 0 &&
     rejected.length === 0 &&
