@@ -7,7 +7,6 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { type ExploreReport, explore, replayRecorded } from '../explore/explorer.js';
 import { timelineOf, writeFailureArtifacts } from '../explore/failure-artifacts.js';
-import { pendingTriggers } from '../explore/pending-fixes.js';
 import { readReplayFile } from '../explore/replay-file.js';
 import { CliError, ExitCode } from './cli-errors.js';
 
@@ -22,7 +21,6 @@ interface ExploreCommandOptions {
   readonly breakage?: string[];
   readonly only?: string[];
   readonly shrink: boolean;
-  readonly avoidPending?: boolean;
 }
 
 function positiveInteger(name: string, value: string | undefined): number | undefined {
@@ -86,7 +84,6 @@ export function registerExploreCommand(program: Command): void {
     .option('--breakage <name>', 'switch on a deliberate breakage (test-only; repeatable)', collect)
     .option('--only <invariant>', 'count only this invariant (repeatable)', collect)
     .option('--no-shrink', 'keep the failing seed as found')
-    .option('--avoid-pending', 'leave out the triggers of defects whose fixes are pending')
     .action(async (options: ExploreCommandOptions) => {
       if (options.replay !== undefined) {
         await runReplay(options.replay, options.json === true);
@@ -112,7 +109,6 @@ export function registerExploreCommand(program: Command): void {
           ...(options.breakage === undefined ? {} : { breakages: options.breakage }),
           ...(options.only === undefined ? {} : { only: options.only }),
           shrink: options.shrink,
-          ...(options.avoidPending ? { scheduleOptions: { avoid: pendingTriggers() } } : {}),
           ...(tty
             ? { onProgress: (progress) => process.stderr.write(progressLine(progress, budget)) }
             : {}),

@@ -147,6 +147,16 @@ export const ExplorerBreakage = {
   ledger_apart_from_status: 'ledger_apart_from_status',
   /** A crash keeps the crashed process's parked operations running (harness breakage). */
   crash_keeps_parked: 'crash_keeps_parked',
+  /**
+   * Executors use an official client whose transport re-sends a reset request on its own, instead
+   * of the executor kit (issue 8, window 3): with a provider that ignores keys, two writes.
+   */
+  retrying_transport: 'retrying_transport',
+  /**
+   * Executors ignore the `AbortSignal` the guard passes and send after their lease ended (a host
+   * defect the guard cannot undo across processes; issue 8, window 2).
+   */
+  executor_ignores_signal: 'executor_ignores_signal',
 } as const;
 export type ExplorerBreakage = (typeof ExplorerBreakage)[keyof typeof ExplorerBreakage];
 

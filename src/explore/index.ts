@@ -22,8 +22,8 @@ export type {
 export { explore, replayRecorded, runAndCheck } from './explorer.js';
 export type { FailureArtifacts } from './failure-artifacts.js';
 export { regressionTestSource, timelineOf, writeFailureArtifacts } from './failure-artifacts.js';
-export type { DefectTrigger, PendingFix } from './pending-fixes.js';
-export { PENDING_FIXES, pendingTriggers } from './pending-fixes.js';
+export type { OpenFinding } from './open-findings.js';
+export { FaultTrigger, OPEN_FINDINGS, openTriggers } from './open-findings.js';
 export type {
   AppliedWrite,
   ModelObject,
@@ -45,7 +45,7 @@ export {
 } from './replay-file.js';
 export type { InputBinding, ScheduleEvidence, Violation } from './schedule-evidence.js';
 export type { ScheduleOptions, ScheduleRun } from './simulation.js';
-export { runSchedule } from './simulation.js';
+export { KNOWN_BREAKAGES, runSchedule } from './simulation.js';
 export type { WorkloadDefinition } from './workloads/workload-kit.js';
 export {
   agentAttempt,

@@ -23,15 +23,28 @@ export const replayFileSchema = z.strictObject({
   /** A built-in workload name. */
   workload: z.string().min(1),
   breakages: z.array(z.string()).default([]),
-  /** Triggers of pending defects the schedule left out (see `pending-fixes.ts`). */
+  /** Fault triggers the schedule left out (see `open-findings.ts`). */
   avoid: z.array(z.string()).default([]),
   /** The seed the schedule was first drawn from (informative: `choices` replays it). */
   seed: z.int().nonnegative(),
   choices: z.array(z.int().nonnegative()),
   /** What the schedule showed when it was recorded; absent for a passing seed. */
   violation: violationSchema.optional(),
-  /** Set while the fix of a known defect has not landed: the seed must still fail the same way. */
-  pendingFix: z.string().min(1).optional(),
+  /** Set while a core finding is open: the seed must still fail the same way. */
+  openFinding: z.string().min(1).optional(),
+  /**
+   * A regression seed for a fixed defect: the same tape with these breakages switched on (the
+   * defect put back) must fail with this violation, so the seed proves both that the fix holds
+   * and that the explorer still reaches the defect.
+   */
+  failsWith: z
+    .strictObject({
+      /** The defect this seed guards (e.g. `issue 8, window 1: time of check after resolve`). */
+      defect: z.string().min(1),
+      breakages: z.array(z.string()).min(1),
+      violation: violationSchema,
+    })
+    .optional(),
   /** A seed that must fail on every run (it keeps the explorer honest). */
   canary: z.boolean().optional(),
   /** Why the seed is kept. */
@@ -41,7 +54,7 @@ export type ReplayFile = z.infer<typeof replayFileSchema>;
 
 /** What a replay file expects when replayed. */
 export function expectedOutcome(file: ReplayFile): 'violation' | 'pass' {
-  return file.pendingFix !== undefined || file.canary === true || file.breakages.length > 0
+  return file.openFinding !== undefined || file.canary === true || file.breakages.length > 0
     ? 'violation'
     : 'pass';
 }

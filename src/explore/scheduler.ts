@@ -3,7 +3,13 @@
  * point (a store operation, a provider call) where it parks; the scheduler then picks the next
  * parked operation with a choice from the tape. Everything runs on promise jobs, so a schedule
  * is a pure function of its tape. A crash drops every operation of one process.
+ *
+ * An actor may fork: the guard awaits two store reads at once (`Promise.all`), so the second read
+ * parks while the first is already parked, in the same synchronous run. Each parked read is then
+ * a branch of the actor; a branch that ends without parking again (it merges into the
+ * `Promise.all`) is noticed when the promise jobs have drained (see {@link Scheduler.quiescent}).
  */
+import { realTimers } from './ambient-traps.js';
 import type { ActorKind, Phase, ProcessName } from './explore-vocabulary.js';
 
 /** One actor of a schedule: an agent, a sweeper, an approver… living in one process. */
@@ -17,6 +23,8 @@ export interface Actor {
   /** What it is doing now, for messages and coverage (e.g. `execute`). */
   call: string;
   phase: Phase;
+  /** Branches alive (1, or more while a fork's reads are parked or running). */
+  branches: number;
 }
 
 /** An operation waiting for the scheduler. */
@@ -62,6 +70,10 @@ export class Scheduler {
 
   #running = 0;
   #wake: (() => void) | undefined;
+  /** The actor whose synchronous run just parked: a point reached before anything else runs forks it. */
+  #justLeft: Actor | undefined;
+  /** The actor the last `runAt` resumed. */
+  #resumed: Actor | undefined;
   #sequence = 0;
   #actors = 0;
   readonly #incarnations: Record<ProcessName, number> = { app: 1, worker: 1 };
@@ -91,6 +103,7 @@ export class Scheduler {
       incarnation: this.#incarnations[process],
       call: 'start',
       phase: 'start',
+      branches: 1,
     };
     this.#push(actor, process, `${name}: start`, 'start', () => {
       this.#enter(actor, `${name}: start`);
@@ -107,14 +120,15 @@ export class Scheduler {
 
   /** Parks the current actor until the scheduler picks this operation. */
   point(label: string, phase: Phase): Promise<void> {
-    const actor = this.#requireCurrent(label);
+    const forked = this.#forking();
+    const actor = forked ?? this.#requireCurrent(label);
     actor.phase = phase;
     return new Promise<void>((resolve) => {
       this.#push(actor, actor.process, label, phase, () => {
         this.#enter(actor, label);
         resolve();
       });
-      this.#leave();
+      if (forked === undefined) this.#leave();
     });
   }
 
@@ -127,13 +141,14 @@ export class Scheduler {
     readonly promise: Promise<T>;
     readonly resumeWith: (label: string, produce: () => T) => void;
   } {
-    const actor = this.#requireCurrent('suspend');
+    const forked = this.#forking();
+    const actor = forked ?? this.#requireCurrent('suspend');
     actor.phase = phase;
     let resolveValue: (value: T) => void = () => undefined;
     const promise = new Promise<T>((resolve) => {
       resolveValue = resolve;
     });
-    this.#leave();
+    if (forked === undefined) this.#leave();
     return {
       actor,
       promise,
@@ -160,11 +175,24 @@ export class Scheduler {
     this.#push(undefined, owner, label, phase, run);
   }
 
-  /** Resolves when no actor is running (all parked, suspended or done). */
+  /**
+   * Resolves when no actor is running (all parked, suspended or done). After resuming a branch of
+   * a forked actor, it also resolves once every promise job has run (a macrotask later): the branch
+   * ended without parking, so nothing runs any more.
+   */
   quiescent(): Promise<void> {
     if (this.#running === 0) return RESOLVED;
+    const resumed = this.#resumed;
     return new Promise<void>((resolve) => {
       this.#wake = resolve;
+      if (resumed === undefined || resumed.branches < 2) return;
+      realTimers.setImmediate(() => {
+        if (this.#wake !== resolve) return;
+        // The promise jobs drained with the resumed branch still counted: it merged and ended.
+        resumed.branches -= 1;
+        this.#running = 1;
+        this.#leave();
+      });
     });
   }
 
@@ -173,6 +201,8 @@ export class Scheduler {
     const [operation] = this.parked.splice(index, 1);
     if (operation === undefined) throw new RangeError(`no parked operation at ${index}`);
     this.step += 1;
+    this.#justLeft = undefined;
+    this.#resumed = operation.actor;
     operation.run();
     return operation;
   }
@@ -210,14 +240,27 @@ export class Scheduler {
     this.parked.push({ sequence: ++this.#sequence, actor, owner, label, phase, run });
   }
 
+  /**
+   * The actor a point forks: reached with no actor running, right after `#justLeft` parked in the
+   * same synchronous run (nothing else can have run in between).
+   */
+  #forking(): Actor | undefined {
+    if (this.current !== undefined || this.#justLeft === undefined) return undefined;
+    const actor = this.#justLeft;
+    actor.branches += 1;
+    return actor;
+  }
+
   #enter(actor: Actor, label: string): void {
     if (this.isDead(actor)) this.zombies.push({ actor, label, step: this.step });
     this.#running += 1;
     this.current = actor;
+    this.#justLeft = undefined;
   }
 
   #leave(): void {
     this.#running -= 1;
+    this.#justLeft = this.current;
     this.current = undefined;
     if (this.#running === 0 && this.#wake !== undefined) {
       const wake = this.#wake;

@@ -3,6 +3,7 @@
  * actors run under the seeded scheduler with faults, crashes and clock jumps (the fault phase),
  * heals the faults and settles (the liveness phase), and collects the evidence.
  */
+import { Breakage } from '../core/breakages.js';
 import type { JsonValue } from '../core/canonical-json.js';
 import { createGuardCore, type Guard, type GuardEvent, type Ids } from '../core/guard.js';
 import { createDevelopmentKeyRing } from '../core/key-ring.js';
@@ -10,7 +11,13 @@ import type { AuthorityEvidenceRecord, GuardStore, ProposalRecord } from '../cor
 import { createMemoryStore } from '../stores/memory/memory-store.js';
 import { activateTraps, deactivateTraps, installAmbientTraps } from './ambient-traps.js';
 import { type ChoiceTape, createSeededGenerator } from './choice-tape.js';
-import type { ActorKind, Phase, ProcessName, StepEvent } from './explore-vocabulary.js';
+import {
+  type ActorKind,
+  ExplorerBreakage,
+  type Phase,
+  type ProcessName,
+  type StepEvent,
+} from './explore-vocabulary.js';
 import { isSettled, settle } from './liveness-phase.js';
 import { ProviderModel } from './provider-model.js';
 import type { ScheduleEvidence } from './schedule-evidence.js';
@@ -34,7 +41,10 @@ export type GuardBreakageSwitch = (
 export interface ScheduleOptions {
   /** A built-in workload name (`mix` draws one) or a user's workload. @default 'mix' */
   readonly workload?: string | WorkloadDefinition;
-  /** Breakages to switch on (explorer breakages and, where the core supports them, guard ones). */
+  /**
+   * Breakages to switch on (test-only): the explorer's own (`ExplorerBreakage`: store, harness and
+   * host breakages) and the core's (`Breakage` in `src/core/breakages.ts`).
+   */
   readonly breakages?: readonly string[];
   /** Opens a fresh durable store for the schedule. @default a new memory store */
   readonly openStore?: () => GuardStore;
@@ -43,8 +53,8 @@ export interface ScheduleOptions {
   /** Adds guard-level breakages to the core's config (see `guard-breakages.ts`). */
   readonly guardBreakages?: GuardBreakageSwitch;
   /**
-   * Triggers of known defects to leave out while their fixes are pending (see
-   * `pending-fixes.ts`): `odd_text`, `retrying_transport`, `time_during_execution`.
+   * Fault triggers to leave out (`FaultTrigger`: `clock_before_claim`, `odd_receipt`), for the
+   * triggers of open findings (`open-findings.ts`) or to hunt one defect class. @default none
    */
   readonly avoid?: readonly string[];
   /** When set, every scheduler decision is appended here (for the readable timeline). */
@@ -119,13 +129,41 @@ function scheduleRandomBytes(): (size: number) => Uint8Array {
   };
 }
 
+const EXPLORER_BREAKAGES: ReadonlySet<string> = new Set(Object.values(ExplorerBreakage));
+const CORE_BREAKAGES: ReadonlySet<string> = new Set(Object.values(Breakage));
+
+/** Every breakage name a schedule accepts: the explorer's, then the core's. */
+export const KNOWN_BREAKAGES: readonly string[] = [...EXPLORER_BREAKAGES, ...CORE_BREAKAGES];
+
+/**
+ * Splits breakage names into the core's (passed to `createGuardCore`) and the explorer's.
+ * @throws RangeError naming an unknown breakage and listing the known ones.
+ */
+export function splitBreakages(names: readonly string[]): {
+  readonly core: ReadonlySet<Breakage>;
+  readonly explorer: ReadonlySet<string>;
+} {
+  const core = new Set<Breakage>();
+  const explorer = new Set<string>();
+  for (const name of names) {
+    if (CORE_BREAKAGES.has(name)) core.add(name as Breakage);
+    else if (EXPLORER_BREAKAGES.has(name)) explorer.add(name);
+    else {
+      throw new RangeError(
+        `unknown breakage ${JSON.stringify(name)}; known: ${KNOWN_BREAKAGES.join(', ')}`,
+      );
+    }
+  }
+  return { core, explorer };
+}
+
 /** Runs one schedule from `tape`. Never throws for what the guard does; that is evidence. */
 export async function runSchedule(
   tape: ChoiceTape,
   options: ScheduleOptions = {},
 ): Promise<ScheduleRun> {
   installAmbientTraps();
-  const breakages = new Set(options.breakages ?? []);
+  const { core: coreBreakages, explorer: breakages } = splitBreakages(options.breakages ?? []);
   const avoid = new Set(options.avoid ?? []);
   const clock = createVirtualClock();
   const scheduler = new Scheduler();
@@ -164,6 +202,7 @@ export async function runSchedule(
       events: (event: GuardEvent) => {
         sinkEvents.push(event);
       },
+      ...(coreBreakages.size === 0 ? {} : { breakages: coreBreakages }),
     };
     return createGuardCore(options.guardBreakages?.(config) ?? config);
   };
@@ -177,6 +216,7 @@ export async function runSchedule(
     log,
     keyRing: KEY_RING,
     tenant,
+    breakages,
     guardOf: (process) => guards[process],
     spawn(kind, name, process, body) {
       const guard = guards[process];
@@ -258,26 +298,17 @@ export async function runSchedule(
     }
   };
 
-  /** A provider call in flight, or a live executor holding an execution lease. */
-  const executionBusy = () =>
+  /** An execute call is between its last check and its claim (a store read or the claim itself). */
+  const claimPending = () =>
     scheduler.parked.some(
       (operation) =>
-        operation.phase === 'provider_write' ||
-        operation.phase === 'provider_read' ||
         operation.phase === 'claim' ||
-        // Between the time of check and the claim (window 1): an execute reading the store.
         (operation.phase === 'store_read' &&
           /^(run|execute|settle:authorized)$/.test(operation.actor?.call ?? '')),
-    ) ||
-    [...log.executors].some(
-      ([proposal, actor]) =>
-        log.records.get(proposal)?.status === 'executing' && !scheduler.isDead(actor),
     );
   const stepEvent = (event: StepEvent): void => {
     const now = clock.now();
-    if (event.startsWith('clock') && avoid.has('time_during_execution') && executionBusy()) {
-      return;
-    }
+    if (event.startsWith('clock') && avoid.has('clock_before_claim') && claimPending()) return;
     switch (event) {
       case 'none':
         return;

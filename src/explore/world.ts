@@ -46,6 +46,8 @@ export interface World {
   readonly log: StoreLog;
   readonly keyRing: KeyRing;
   readonly tenant: string;
+  /** The breakages switched on for this schedule (test-only; workloads read the host ones). */
+  readonly breakages: ReadonlySet<string>;
   /** The guard of a process's live incarnation. */
   guardOf(process: ProcessName): Guard;
   /** Spawns an actor bound to its process's current guard. */

@@ -84,7 +84,6 @@ describe('a user-declared workload against the provider model', () => {
     for (let seed = 1; seed <= 60; seed++) {
       const { violations } = await runAndCheck(ChoiceTape.fromSeed(seed), {
         workload: noteWorkload(false),
-        avoid: ['time_during_execution'],
       });
       expect(violations.filter((v) => v.invariant === 'one_write_per_effect')).toEqual([]);
     }

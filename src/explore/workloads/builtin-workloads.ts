@@ -6,12 +6,12 @@
  */
 import type { ActionDefinition } from '../../core/action.js';
 import type { WorkloadName } from '../explore-vocabulary.js';
-import type { Transport } from '../provider-model.js';
 import type { AgentRequest, World } from '../world.js';
 import {
   defineModelRefundAction,
   defineModelRefundAndCloseAction,
   MODEL_INPUT_BINDINGS,
+  type ModelActionOptions,
   readOrderFacts,
 } from './model-actions.js';
 import {
@@ -57,8 +57,16 @@ function useActions(world: World, actions: readonly ActionDefinition[]): void {
   }
 }
 
-/** Draws the executor's client: mostly the kit, sometimes an official client that retries. */
-const drawTransport = (world: World): Transport => (world.tape.chance(30) ? 'retrying' : 'kit');
+/**
+ * How the executors talk to the provider: through the executor kit (one attempt, no hidden
+ * retries) and honouring the lease's signal, as a real executor must; the `retrying_transport`
+ * and `executor_ignores_signal` breakages switch either off.
+ */
+const actionOptions = (world: World): ModelActionOptions => ({
+  provider: world.provider,
+  transport: world.breakages.has('retrying_transport') ? 'retrying' : 'kit',
+  ignoresSignal: world.breakages.has('executor_ignores_signal'),
+});
 
 function requestFor(
   world: World,
@@ -111,10 +119,7 @@ const refund: WorkloadDefinition = {
   name: 'refund',
   setup(world) {
     seedProvider(world, false);
-    const action = defineModelRefundAction({
-      provider: world.provider,
-      transport: drawTransport(world),
-    });
+    const action = defineModelRefundAction(actionOptions(world));
     useActions(world, [action]);
     spawnDirectWorkload(world, action, false);
   },
@@ -124,10 +129,7 @@ const refundAndClose: WorkloadDefinition = {
   name: 'refund-and-close',
   setup(world) {
     seedProvider(world, false);
-    const action = defineModelRefundAndCloseAction({
-      provider: world.provider,
-      transport: drawTransport(world),
-    });
+    const action = defineModelRefundAndCloseAction(actionOptions(world));
     useActions(world, [action]);
     spawnDirectWorkload(world, action, true);
     if (world.tape.chance(50)) spawnCompensator(world, 'compensator', 2 + world.tape.choose(3));
@@ -139,10 +141,7 @@ const compensation: WorkloadDefinition = {
   setup(world) {
     // The ticket refuses to close, so every refund that lands needs compensation.
     seedProvider(world, true);
-    const action = defineModelRefundAndCloseAction({
-      provider: world.provider,
-      transport: drawTransport(world),
-    });
+    const action = defineModelRefundAndCloseAction(actionOptions(world));
     useActions(world, [action]);
     spawnDirectWorkload(world, action, true);
     spawnCompensator(world, 'compensator', 2 + world.tape.choose(3));
@@ -161,10 +160,7 @@ const approvalsWorkload: WorkloadDefinition = {
   setup(world) {
     const { tape } = world;
     seedProvider(world, false);
-    const action = defineModelRefundAction({
-      provider: world.provider,
-      transport: drawTransport(world),
-    });
+    const action = defineModelRefundAction(actionOptions(world));
     useActions(world, [action]);
     const request = requestFor(world, action, ['150.00', '900.00'], false);
     world.addRequest(request);

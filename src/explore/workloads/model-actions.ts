@@ -23,7 +23,24 @@ export interface ModelActionOptions {
   readonly provider: ProviderModel;
   /** The executor's HTTP client. @default 'kit' */
   readonly transport?: Transport;
+  /**
+   * Executors drop the guard's `AbortSignal` and send after their lease ended (a host defect;
+   * the `executor_ignores_signal` breakage). @default false
+   */
+  readonly ignoresSignal?: boolean;
 }
+
+/** The signal a write is sent under: the lease's, unless the executor ignores it. */
+const limitsOf = (options: ModelActionOptions, signal: AbortSignal) =>
+  options.ignoresSignal === true ? {} : { signal };
+
+/** The kit's verdict on a reply: a request never sent certainly did not happen. */
+const verdictOf = (reply: ModelReply) =>
+  reply.kind === 'not_sent' ? ('failed_known' as const) : writeReplyVerdict(reply);
+
+/** The reason code of a reply, for the ledger. */
+const reasonOf = (reply: ModelReply) =>
+  reply.kind === 'not_sent' ? 'lease_ended_not_sent' : replyReason(reply);
 
 const toMinor = (amount: string): number => Math.round(Number(amount) * 100);
 
@@ -83,7 +100,12 @@ const refundReceipt = (body: { id: string; amount: number; charge: string }): Re
 function createRefund(
   options: ModelActionOptions,
   input: RefundInput,
-  context: { semanticEffectKey: string; providerIdempotencyKey: string; proposal: string },
+  context: {
+    semanticEffectKey: string;
+    providerIdempotencyKey: string;
+    proposal: string;
+    signal: AbortSignal;
+  },
 ): Promise<ModelReply> {
   return options.provider.write(
     {
@@ -96,6 +118,7 @@ function createRefund(
       fields: { charge: input.chargeId, amount: toMinor(input.amount), reason: input.reason },
     },
     options.transport ?? 'kit',
+    limitsOf(options, context.signal),
   );
 }
 
@@ -129,14 +152,18 @@ async function resolveFacts(provider: ProviderModel, input: RefundInput) {
 }
 
 const failure = (reply: ModelReply) =>
-  writeReplyVerdict(reply) === 'failed_known'
-    ? { kind: 'failed_known' as const, reason: replyReason(reply) }
-    : { kind: 'failed_unknown' as const, reason: replyReason(reply) };
+  verdictOf(reply) === 'failed_known'
+    ? { kind: 'failed_known' as const, reason: reasonOf(reply) }
+    : { kind: 'failed_unknown' as const, reason: reasonOf(reply) };
 
-/** Timing shared with the gate's actions. */
+/**
+ * Timing as a real user must declare it: resends are allowed after a final absence, so the
+ * settling window covers the lease (an attempt may send until its lease ends) plus the provider's
+ * own worst case for landing a request it received (the model's `maxInFlightMs`, 2 s).
+ */
 const TIMING = {
   proposalTtlMs: 30 * 60_000,
-  verificationDelayMs: 2_000,
+  verificationDelayMs: 12_000,
   maxVerificationAttempts: 5,
   executionLeaseMs: 10_000,
   allowResendAfterFinalAbsence: true,
@@ -158,7 +185,7 @@ export function defineModelRefundAction(
     }),
     execute: async (input, context) => {
       const reply = await createRefund(options, input, context);
-      if (writeReplyVerdict(reply) === 'succeeded' && reply.kind === 'response') {
+      if (verdictOf(reply) === 'succeeded' && reply.kind === 'response') {
         return { kind: 'accepted', receipt: refundReceipt(reply.body as never) };
       }
       return failure(reply);
@@ -180,10 +207,12 @@ export function defineModelRefundAndCloseAction(
     operation: string,
     meta: { effect: string; proposal: string },
     fields: Record<string, string>,
+    signal: AbortSignal,
   ) =>
     provider.write(
       { operation, kind: 'set', collection: 'tickets', objectId: ticketId, ...meta, fields },
       options.transport ?? 'kit',
+      limitsOf(options, signal),
     );
   return defineAction({
     type: { namespace: 'support', name: 'refund_and_close', version: 1 },
@@ -194,7 +223,7 @@ export function defineModelRefundAndCloseAction(
     preview: (input) => ({ summary: `Refund ${input.amount} and close ticket ${input.ticketId}` }),
     execute: async (input, context) => {
       const reply = await createRefund(options, input, context);
-      if (writeReplyVerdict(reply) !== 'succeeded' || reply.kind !== 'response') {
+      if (verdictOf(reply) !== 'succeeded' || reply.kind !== 'response') {
         return failure(reply);
       }
       const refund = refundReceipt(reply.body as never);
@@ -206,8 +235,9 @@ export function defineModelRefundAndCloseAction(
           hs_pipeline_stage: '4',
           sideguard_effect: context.semanticEffectKey,
         },
+        context.signal,
       );
-      const verdict = writeReplyVerdict(closed);
+      const verdict = verdictOf(closed);
       return {
         kind: 'partial',
         items: [
@@ -225,7 +255,7 @@ export function defineModelRefundAndCloseAction(
             : {
                 step: 'close_ticket',
                 outcome: verdict === 'failed_known' ? 'failed' : 'unknown',
-                reason: replyReason(closed),
+                reason: reasonOf(closed),
               },
         ],
       };
@@ -239,13 +269,14 @@ export function defineModelRefundAndCloseAction(
         'flag_ticket',
         { effect, proposal: context.proposal },
         { hs_ticket_priority: 'HIGH', sideguard_effect: effect },
+        context.signal,
       );
-      return writeReplyVerdict(reply) === 'succeeded'
+      return verdictOf(reply) === 'succeeded'
         ? {
             kind: 'compensated',
             receipt: { id: input.ticketId, provider: 'crm', details: { operation: 'flag_ticket' } },
           }
-        : { kind: 'failed', reason: replyReason(reply) };
+        : { kind: 'failed', reason: reasonOf(reply) };
     },
     ...TIMING,
     effectKind: 'all_or_nothing',
