@@ -3,6 +3,8 @@
  * your own declared actions against a provider model, replay recorded schedules, and keep
  * failing seeds as regression tests. Test and CI tooling: it installs the simulation traps.
  */
+export type { BreakageLayer, CataloguedBreakage } from './breakage-catalogue.js';
+export { BREAKAGE_CATALOGUE, NOT_CAUGHT_ALONE } from './breakage-catalogue.js';
 export { ChoiceTape } from './choice-tape.js';
 export {
   ActorKind,

@@ -68,6 +68,38 @@ const actionOptions = (world: World): ModelActionOptions => ({
   ignoresSignal: world.breakages.has('executor_ignores_signal'),
 });
 
+/** The provider model of the schedule running now (one schedule runs at a time per process). */
+let currentProvider: World['provider'] | undefined;
+
+const definitions = new Map<string, ActionDefinition>();
+
+/**
+ * The action for this schedule, defined once per process and executor variant: defining one
+ * builds its strict schema (and zod compiles it on first use), which would otherwise be paid
+ * on every schedule. Its provider is read through the schedule now running.
+ */
+function actionFor(world: World, kind: 'refund' | 'refund-and-close'): ActionDefinition {
+  currentProvider = world.provider;
+  const variant = actionOptions(world);
+  const key = `${kind}|${variant.transport}|${variant.ignoresSignal}`;
+  let action = definitions.get(key);
+  if (action === undefined) {
+    const options: ModelActionOptions = {
+      ...variant,
+      get provider() {
+        if (currentProvider === undefined) throw new Error('no schedule is running');
+        return currentProvider;
+      },
+    };
+    action =
+      kind === 'refund'
+        ? (defineModelRefundAction(options) as unknown as ActionDefinition)
+        : (defineModelRefundAndCloseAction(options) as unknown as ActionDefinition);
+    definitions.set(key, action);
+  }
+  return action;
+}
+
 function requestFor(
   world: World,
   action: ActionDefinition,
@@ -119,7 +151,7 @@ const refund: WorkloadDefinition = {
   name: 'refund',
   setup(world) {
     seedProvider(world, false);
-    const action = defineModelRefundAction(actionOptions(world));
+    const action = actionFor(world, 'refund');
     useActions(world, [action]);
     spawnDirectWorkload(world, action, false);
   },
@@ -129,7 +161,7 @@ const refundAndClose: WorkloadDefinition = {
   name: 'refund-and-close',
   setup(world) {
     seedProvider(world, false);
-    const action = defineModelRefundAndCloseAction(actionOptions(world));
+    const action = actionFor(world, 'refund-and-close');
     useActions(world, [action]);
     spawnDirectWorkload(world, action, true);
     if (world.tape.chance(50)) spawnCompensator(world, 'compensator', 2 + world.tape.choose(3));
@@ -141,7 +173,7 @@ const compensation: WorkloadDefinition = {
   setup(world) {
     // The ticket refuses to close, so every refund that lands needs compensation.
     seedProvider(world, true);
-    const action = defineModelRefundAndCloseAction(actionOptions(world));
+    const action = actionFor(world, 'refund-and-close');
     useActions(world, [action]);
     spawnDirectWorkload(world, action, true);
     spawnCompensator(world, 'compensator', 2 + world.tape.choose(3));
@@ -160,7 +192,7 @@ const approvalsWorkload: WorkloadDefinition = {
   setup(world) {
     const { tape } = world;
     seedProvider(world, false);
-    const action = defineModelRefundAction(actionOptions(world));
+    const action = actionFor(world, 'refund');
     useActions(world, [action]);
     const request = requestFor(world, action, ['150.00', '900.00'], false);
     world.addRequest(request);

@@ -18,7 +18,10 @@ import type { InputBinding } from '../schedule-evidence.js';
 
 type RefundInput = ReturnType<typeof refundInputSchema.parse>;
 
-/** How the model actions talk to the provider. */
+/**
+ * How the model actions talk to the provider. `provider` is read on every call, so one
+ * definition can serve schedule after schedule (a getter onto the current schedule's model).
+ */
 export interface ModelActionOptions {
   readonly provider: ProviderModel;
   /** The executor's HTTP client. @default 'kit' */
@@ -173,7 +176,6 @@ const TIMING = {
 export function defineModelRefundAction(
   options: ModelActionOptions,
 ): ActionDefinition<typeof refundInputSchema> {
-  const { provider } = options;
   return defineAction({
     type: { namespace: 'support', name: 'refund', version: 1 },
     input: refundInputSchema,
@@ -190,8 +192,9 @@ export function defineModelRefundAction(
       }
       return failure(reply);
     },
-    verify: (input, context) => findRefund(provider, input.chargeId, context.semanticEffectKey),
-    resolve: (input) => resolveFacts(provider, input),
+    verify: (input, context) =>
+      findRefund(options.provider, input.chargeId, context.semanticEffectKey),
+    resolve: (input) => resolveFacts(options.provider, input),
     ...TIMING,
     effectKind: 'single',
   });
@@ -201,7 +204,6 @@ export function defineModelRefundAction(
 export function defineModelRefundAndCloseAction(
   options: ModelActionOptions,
 ): ActionDefinition<typeof refundAndCloseInputSchema> {
-  const { provider } = options;
   const patchTicket = (
     ticketId: string,
     operation: string,
@@ -209,7 +211,7 @@ export function defineModelRefundAndCloseAction(
     fields: Record<string, string>,
     signal: AbortSignal,
   ) =>
-    provider.write(
+    options.provider.write(
       { operation, kind: 'set', collection: 'tickets', objectId: ticketId, ...meta, fields },
       options.transport ?? 'kit',
       limitsOf(options, signal),
@@ -260,8 +262,9 @@ export function defineModelRefundAndCloseAction(
         ],
       };
     },
-    verify: (input, context) => findRefund(provider, input.chargeId, context.semanticEffectKey),
-    resolve: (input) => resolveFacts(provider, input),
+    verify: (input, context) =>
+      findRefund(options.provider, input.chargeId, context.semanticEffectKey),
+    resolve: (input) => resolveFacts(options.provider, input),
     compensate: async (input, context) => {
       const effect = `${context.semanticEffectKey}:compensation`;
       const reply = await patchTicket(
