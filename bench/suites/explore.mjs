@@ -29,6 +29,7 @@ if (process.env[WORKER] !== undefined) {
   let violating = 0;
   let checkMs = 0;
   const started = performance.now();
+  const cpuAtStart = process.cpuUsage();
   while (performance.now() - started < seconds * 1000) {
     const run = await runSchedule(ChoiceTape.fromSeed(firstSeed + schedules), { workload: 'mix' });
     const checkStarted = performance.now();
@@ -38,8 +39,10 @@ if (process.env[WORKER] !== undefined) {
     schedules += 1;
   }
   const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuAtStart);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   // Disconnect instead of exiting, so a --cpu-prof profile is written on the way out.
-  process.send({ schedules, violating, checkMs, elapsedMs }, () => process.disconnect());
+  process.send({ schedules, violating, checkMs, elapsedMs, cpuMs }, () => process.disconnect());
 }
 
 function runWorker(seconds, seed, profileDir) {
@@ -87,18 +90,14 @@ function cpuSplit(profileDir) {
   );
 }
 
-const BREAKAGES = [
-  'claims_never_block',
-  'cas_ignores_revision',
-  'ledger_apart_from_status',
-  'crash_keeps_parked',
-];
-
 export async function run({ log, quick }) {
   const seconds = quick ? 3 : 15;
   const rounds = quick ? 1 : 3;
   const loadAtStart = loadavg().map((value) => Number(value.toFixed(2)));
   const rates = [];
+  // On a shared machine wall-clock rates say more about the neighbours than about the explorer:
+  // schedules per CPU-second of each worker is what one idle core would give.
+  const perCpuSecond = [];
   for (let round = 0; round < rounds; round++) {
     const results = await Promise.all([
       runWorker(seconds, 1 + round * 1_000_000),
@@ -112,8 +111,12 @@ export async function run({ log, quick }) {
       results.reduce((sum, result) => sum + result.checkMs, 0) /
       results.reduce((sum, result) => sum + result.elapsedMs, 0);
     rates.push(rate);
+    perCpuSecond.push(
+      results.reduce((sum, result) => sum + result.schedules, 0) /
+        (results.reduce((sum, result) => sum + result.cpuMs, 0) / 1000),
+    );
     log(
-      `round ${round + 1}: ${rate.toFixed(0)} schedules/s on 2 workers (checks ${(checkShare * 100).toFixed(1)} % of wall time; ${results.map((r) => r.violating).join('+')} schedules with a violation)`,
+      `round ${round + 1}: ${rate.toFixed(0)} schedules/s on 2 workers, ${perCpuSecond.at(-1).toFixed(0)} per CPU-second (checks ${(checkShare * 100).toFixed(1)} % of wall time; ${results.map((r) => r.violating).join('+')} schedules with a violation)`,
     );
   }
   const profileDir = mkdtempSync(join(tmpdir(), 'sideguard-explore-prof-'));
@@ -125,9 +128,11 @@ export async function run({ log, quick }) {
     rmSync(profileDir, { recursive: true, force: true });
   }
   log(`CPU split (one profiled worker): ${JSON.stringify(split)}`);
-  const { explore, pendingTriggers } = await import('../../dist/explore/index.js');
+  const { explore, openTriggers, BREAKAGE_CATALOGUE } = await import('../../dist/explore/index.js');
   const detection = {};
-  for (const breakage of BREAKAGES) {
+  // Every catalogued breakage (store, harness, host and the core's), each from three seeds of the
+  // mix with the open findings' triggers left out, as the catalogue test runs them.
+  for (const { breakage } of BREAKAGE_CATALOGUE) {
     const times = [];
     for (const seed of quick ? [1] : [1, 10_001, 20_001]) {
       const report = await explore({
@@ -136,7 +141,7 @@ export async function run({ log, quick }) {
         seed,
         breakages: [breakage],
         shrink: false,
-        scheduleOptions: { avoid: pendingTriggers() },
+        scheduleOptions: { avoid: openTriggers() },
       });
       times.push(
         report.failure === undefined
@@ -151,9 +156,14 @@ export async function run({ log, quick }) {
     log(`${breakage}: detected after ${times.map((t) => `${t.toFixed(2)} s`).join(' / ')}`);
   }
   const rate = median(rates);
+  const cpuRate = median(perCpuSecond);
   const results = {
     schedulesPerSecondMedian: Number(rate.toFixed(0)),
     rates: rates.map((value) => Number(value.toFixed(0))),
+    schedulesPerCpuSecondMedian: Number(cpuRate.toFixed(0)),
+    schedulesPerCpuSecond: perCpuSecond.map((value) => Number(value.toFixed(0))),
+    /** What two idle cores would give: twice the per-CPU-second rate (workers share nothing). */
+    projectedOnTwoIdleCores: Number((2 * cpuRate).toFixed(0)),
     cpuSplitPercent: split,
     detection,
     loadAverageAtStart: loadAtStart,
@@ -163,6 +173,11 @@ export async function run({ log, quick }) {
         target: '≥ 278 schedules/s on 2 cores',
         measured: Number(rate.toFixed(0)),
         met: rate >= 278,
+      },
+      {
+        target: '≥ 278 schedules/s on 2 idle cores (2 × schedules per CPU-second)',
+        measured: Number((2 * cpuRate).toFixed(0)),
+        met: 2 * cpuRate >= 278,
       },
       { target: 'harness ≤ 10 % of CPU', measured: split.harness, met: split.harness <= 10 },
       { target: 'checks ≤ 15 % of CPU', measured: split.checks, met: split.checks <= 15 },
@@ -181,6 +196,11 @@ export async function run({ log, quick }) {
         measure: 'schedules/s, full mix, 2 workers (median)',
         value: results.schedulesPerSecondMedian,
         runs: results.rates.join(' / '),
+      },
+      {
+        measure: 'schedules per CPU-second of one worker (median)',
+        value: results.schedulesPerCpuSecondMedian,
+        runs: results.schedulesPerCpuSecond.join(' / '),
       },
       {
         measure: 'CPU: guard+store / harness / checks / other (%)',

@@ -7,7 +7,9 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { type ExploreReport, explore, replayRecorded } from '../explore/explorer.js';
 import { timelineOf, writeFailureArtifacts } from '../explore/failure-artifacts.js';
+import { openTriggers } from '../explore/open-findings.js';
 import { readReplayFile } from '../explore/replay-file.js';
+import { KNOWN_BREAKAGES } from '../explore/simulation.js';
 import { CliError, ExitCode } from './cli-errors.js';
 
 interface ExploreCommandOptions {
@@ -21,6 +23,7 @@ interface ExploreCommandOptions {
   readonly breakage?: string[];
   readonly only?: string[];
   readonly shrink: boolean;
+  readonly avoidOpen?: boolean;
 }
 
 function positiveInteger(name: string, value: string | undefined): number | undefined {
@@ -81,9 +84,17 @@ export function registerExploreCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('--replay <file>', 'replay one recorded schedule and write its timeline')
     .option('--out-dir <dir>', 'where failure artifacts go', '.sideguard/explore')
-    .option('--breakage <name>', 'switch on a deliberate breakage (test-only; repeatable)', collect)
+    .option(
+      '--breakage <name>',
+      `switch on a deliberate breakage (test-only; repeatable): ${KNOWN_BREAKAGES.join(', ')}`,
+      collect,
+    )
     .option('--only <invariant>', 'count only this invariant (repeatable)', collect)
     .option('--no-shrink', 'keep the failing seed as found')
+    .option(
+      '--avoid-open',
+      "leave out the triggers of open core findings (the short tier's setting)",
+    )
     .action(async (options: ExploreCommandOptions) => {
       if (options.replay !== undefined) {
         await runReplay(options.replay, options.json === true);
@@ -109,6 +120,7 @@ export function registerExploreCommand(program: Command): void {
           ...(options.breakage === undefined ? {} : { breakages: options.breakage }),
           ...(options.only === undefined ? {} : { only: options.only }),
           shrink: options.shrink,
+          ...(options.avoidOpen ? { scheduleOptions: { avoid: openTriggers() } } : {}),
           ...(tty
             ? { onProgress: (progress) => process.stderr.write(progressLine(progress, budget)) }
             : {}),
