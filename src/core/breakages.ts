@@ -27,6 +27,16 @@ export const Breakage = {
   recheck_after_resolve_skipped: 'recheck_after_resolve_skipped',
   /** Evidence bound to another proposal's effect key and commitment is accepted (I9). */
   approval_not_bound_to_input: 'approval_not_bound_to_input',
+  /**
+   * The time of check is read before the store reads that precede the claim, so a slow store lets
+   * `commit_started` count a lapsed approval or record a lease that ended before it began (I2).
+   */
+  check_time_before_store_reads: 'check_time_before_store_reads',
+  /**
+   * A step whose outcome is unknown counts as a failed one, so the effect is compensated and
+   * closed instead of verified, and a write that landed ends in no receipt (I3, I6).
+   */
+  unknown_step_counted_as_failed: 'unknown_step_counted_as_failed',
   /** Verification attempts never increase, so verification never ends unresolved (I5). */
   verification_counter_frozen: 'verification_counter_frozen',
 } as const;

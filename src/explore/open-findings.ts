@@ -26,16 +26,10 @@ export interface OpenFinding {
 
 /** The core defects still open on this branch. */
 export const OPEN_FINDINGS: readonly OpenFinding[] = [
-  {
-    finding:
-      'core: the time of check after resolve is read before the store reads that precede the claim, so a slow store lets commit_started record a lapsed approval or a lease that ended before it began',
-    triggers: ['clock_before_claim'],
-  },
-  {
-    finding:
-      'core: a partial result whose committed step carries an unusable receipt id is compensated and closed, not verified, so a real write ends in no receipt',
-    triggers: ['odd_receipt'],
-  },
+  // None open. Fixed: the time of check read before the store reads that precede the claim
+  // (corpus fixed-clock-before-claim, breakage check_time_before_store_reads); a step with an
+  // unusable receipt compensated and closed instead of verified (fixed-odd-receipt-in-partial,
+  // breakage unknown_step_counted_as_failed).
 ];
 
 /** Every trigger of an open finding, for `ScheduleOptions.avoid`. */

@@ -77,37 +77,53 @@ async function executeOnce(
     return done(resultOf(record, 'stale', { freshProposal: record.supersededBy }));
   }
   if (record.status !== 'authorized') return done(resultOf(record));
-  const checkedAt = context.clock.now();
-  const refused = await checkStillExecutable(context, action, record, checkedAt);
-  if (refused !== undefined) return refused;
+  const checked = await checkStillExecutable(context, action, record);
+  if (checked.kind !== 'executable') return checked;
   const { input, facts } = openSnapshot(context, action, record);
   if (action.config.resolve === undefined) {
-    return claimAndRun(context, action, record, { input, facts }, checkedAt);
+    return claimAndRun(context, action, record, { input, facts }, checked.now);
   }
   const drift = await checkDrift(context, action, record, input, facts);
   if (drift !== undefined) return drift;
   if (context.broken('recheck_after_resolve_skipped')) {
-    return claimAndRun(context, action, record, { input, facts }, checkedAt);
+    return claimAndRun(context, action, record, { input, facts }, checked.now);
   }
-  // The drift check may have run for long: decide again with the time it returned at, and let
-  // the lease start now (window 1: the time of check is the time of use).
-  const resolvedAt = context.clock.now();
-  const lapsed = await checkStillExecutable(context, action, record, resolvedAt);
-  if (lapsed !== undefined) return lapsed;
-  return claimAndRun(context, action, record, { input, facts }, resolvedAt);
+  // The drift check may have run for long: decide again, and let the lease start now (window 1:
+  // the time of check is the time of use).
+  const rechecked = await checkStillExecutable(context, action, record);
+  if (rechecked.kind !== 'executable') return rechecked;
+  return claimAndRun(context, action, record, { input, facts }, rechecked.now);
 }
 
-/** The proposal's time to live and the authority in force, checked at `now` (I2). */
+/** Executable at `now`: the time every check used, which the claim and its lease must use too. */
+type Executable = { readonly kind: 'executable'; readonly now: number };
+
+/**
+ * The proposal's time to live and the authority in force (I2). The clock is read after the store
+ * reads the checks need and nothing is awaited between that read and the claim's
+ * `commit_started`, so a slow store cannot make the claim record a lapsed approval or a lease that
+ * ended before it began.
+ */
 async function checkStillExecutable(
   context: GuardContext,
   action: ActionDefinition,
   record: ProposalRecord,
-  now: number,
-): Promise<Step | undefined> {
+): Promise<Step | Executable> {
+  const before = context.clock.now();
+  const evidence =
+    record.policy.decision === 'require_approval'
+      ? await context.store.listEvidence(record.tenant, record.proposal)
+      : [];
+  const now = context.broken('check_time_before_store_reads') ? before : context.clock.now();
   if (now >= record.expiresAtMs && !context.broken('expiry_not_checked')) {
     return done(await expire(context, action, record));
   }
-  return checkAuthorityInForce(context, action, record, now);
+  return (
+    (await checkAuthorityInForce(context, action, record, evidence, now)) ?? {
+      kind: 'executable',
+      now,
+    }
+  );
 }
 
 /** For a proposal that needed approval: the tally must still be satisfied now (I2, I9). */
@@ -115,6 +131,7 @@ async function checkAuthorityInForce(
   context: GuardContext,
   action: ActionDefinition,
   record: ProposalRecord,
+  evidence: Awaited<ReturnType<GuardContext['store']['listEvidence']>>,
   now: number,
 ): Promise<Step | undefined> {
   if (record.policy.decision !== 'require_approval') return undefined;
@@ -125,12 +142,7 @@ async function checkAuthorityInForce(
       `${action.typeName} has no approval rule`,
     );
   }
-  const tally = tallyInForce(
-    context,
-    rule,
-    await context.store.listEvidence(record.tenant, record.proposal),
-    now,
-  );
+  const tally = tallyInForce(context, rule, evidence, now);
   if (tally.kind === 'satisfied') return undefined;
   const status: ProposalStatus = tally.kind === 'vetoed' ? 'denied' : 'awaiting_authority';
   const reasonCode = tally.kind === 'vetoed' ? 'rejected_by_authority' : 'authority_lapsed';

@@ -156,14 +156,23 @@ async function recordAccepted<A extends ActionDefinition>(
 }
 
 function partialStatus(
+  context: GuardContext,
   action: ActionDefinition,
   outcome: Partial,
 ): { readonly status: ProposalStatus; readonly reasonCode: string } {
   const committed = outcome.items.filter((item) => item.outcome === 'committed').length;
   const unknown = outcome.items.some((item) => item.outcome === 'unknown');
+  const failed = outcome.items.some(
+    (item) =>
+      item.outcome === 'failed' ||
+      (item.outcome === 'unknown' && context.broken('unknown_step_counted_as_failed')),
+  );
   if (committed === outcome.items.length) {
     return { status: 'verification_pending', reasonCode: 'all_steps_committed' };
   }
+  // Nothing failed but a step's outcome is unknown (say, its receipt was unusable): the write may
+  // have landed, so it is verified, never compensated and closed without a receipt.
+  if (unknown && !failed) return { status: 'failed_unknown', reasonCode: 'steps_outcome_unknown' };
   if (committed === 0) {
     return unknown
       ? { status: 'failed_unknown', reasonCode: 'steps_outcome_unknown' }
@@ -193,7 +202,7 @@ async function recordPartial(
     ...(item.receipt ? { receipt: receiptData(item.receipt) } : {}),
     ...(item.reason ? { reason: item.reason } : {}),
   }));
-  const { status, reasonCode } = partialStatus(action, outcome);
+  const { status, reasonCode } = partialStatus(context, action, outcome);
   const next = successor(
     context,
     claimed,

@@ -1,6 +1,7 @@
 /**
  * I6 no silent partial failure: a proposal that owns a provider write ends in a status that owns
- * it, and one whose later step failed ends needing (or having had) compensation.
+ * it, and one whose later step failed ends needing (or having had) compensation (a step whose
+ * outcome is unknown is verified instead).
  */
 import type { Violation } from '../schedule-evidence.js';
 import type { EvidenceIndex } from './evidence-index.js';
@@ -37,7 +38,9 @@ export function checkNoSilentPartial(index: EvidenceIndex): Violation[] {
   for (const [proposal, events] of index.eventsByProposal) {
     const partial = events.find((event) => event.type === 'partial_commit');
     const items = (partial?.data.items ?? []) as { outcome?: string }[];
-    const failedStep = items.some((item) => item.outcome !== 'committed');
+    // A step whose outcome is unknown is not a failure: it is verified (and may end unresolved,
+    // waiting for an operator), so only a step that failed asks for compensation.
+    const failedStep = items.some((item) => item.outcome === 'failed');
     const committedStep = items.some((item) => item.outcome === 'committed');
     const status = index.records.get(proposal)?.status;
     if (
