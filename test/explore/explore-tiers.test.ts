@@ -48,6 +48,35 @@ describe('explore, short tier', () => {
   });
 });
 
+describe('shrinking', () => {
+  it('shrinks a caught breakage to a simpler tape that fails the same invariant on the same effect', async () => {
+    const report = await explore({
+      workload: 'refund',
+      schedules: 50,
+      seed: 1,
+      breakages: ['retrying_transport'],
+      shrinkBudget: 60,
+    });
+    const failure = report.failure;
+    expect(failure?.shrunk).toBeDefined();
+    const original = await runAndCheck(ChoiceTape.fromSeed(failure?.seed ?? 0), {
+      workload: 'refund',
+      breakages: ['retrying_transport'],
+    });
+    // Simpler: shorter, or as long with smaller choices (zero is the simplest decision).
+    const weight = (choices: readonly number[]) => choices.reduce((sum, value) => sum + value, 0);
+    const shrunk = failure?.replay.choices ?? [];
+    expect(
+      shrunk.length < original.run.choices.length || weight(shrunk) < weight(original.run.choices),
+    ).toBe(true);
+    expect(shrunk.length).toBeLessThanOrEqual(original.run.choices.length);
+    const replayed = await replayRecorded(failure!.replay);
+    expect(replayed.violations.map((found) => `${found.invariant} ${found.effect}`)).toContain(
+      `${failure?.violation.invariant} ${failure?.violation.effect}`,
+    );
+  }, 60_000);
+});
+
 describe('the breakage catalogue', () => {
   it('names every breakage it does not catch alone, with the reason', () => {
     const catalogued = new Set(BREAKAGE_CATALOGUE.map((entry) => entry.breakage));
