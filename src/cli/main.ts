@@ -15,6 +15,7 @@ import { registerMcpCommand } from './mcp-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerServeCommands } from './serve-command.js';
 import { registerShadowCommand } from './shadow-command.js';
+import { registerSweepCommand } from './sweep-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
 
 function packageVersion(): string {
@@ -53,6 +54,7 @@ registerServeCommands(program);
 registerConfigCommand(program);
 registerShadowCommand(program);
 registerMcpCommand(program);
+registerSweepCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([

@@ -5,6 +5,10 @@
  */
 import { resolve } from 'node:path';
 import type { KeyRing } from '../core/key-ring.js';
+import {
+  type GatewayNotifications,
+  openGatewayNotifications,
+} from '../notify/gateway-notifications.js';
 import { type LoadedGatewayConfig, loadGatewayConfig } from './config-loader.js';
 import {
   type GatewayRuntime,
@@ -16,6 +20,8 @@ import {
   type RunningGateway,
   startGatewayServer,
 } from './gateway-server.js';
+import { type RunningSweeper, type SweepSummary, startSweeper } from './sweeper.js';
+import { sweptActions } from './sweeper-actions.js';
 
 /** Options of {@link serveGateway}. */
 export interface ServeGatewayOptions {
@@ -34,6 +40,15 @@ export interface ServeGatewayOptions {
   readonly recordSession?: string;
   /** Sandbox state directory override. @default the config's `sandbox.stateDir` */
   readonly sandboxStateDir?: string;
+  /**
+   * The sweeper: `false` runs none; otherwise overrides of the config's `sweeper`.
+   * @default the config's `sweeper` (on, every 5 s)
+   */
+  readonly sweeper?: false | { readonly intervalMs?: number };
+  /** One line per sweeper problem and per webhook drop or retry. @default stderr */
+  readonly log?: (line: string) => void;
+  /** Where the webhook secret's variable is read. @default process.env */
+  readonly environment?: NodeJS.ProcessEnv;
 }
 
 /** A running gateway with everything it opened. */
@@ -44,10 +59,49 @@ export interface ServedGateway extends RunningGateway {
   readonly sandbox:
     | { readonly dataUrl: string; readonly controlUrl: string | undefined }
     | undefined;
+  /** The running sweeper, unless disabled. */
+  readonly sweeper: RunningSweeper | undefined;
+  /** The webhook notifications, when configured. */
+  readonly notifications: GatewayNotifications | undefined;
 }
 
 const usesSandbox = (loaded: LoadedGatewayConfig): boolean =>
   [...loaded.table.upstreams.values()].some((upstream) => upstream.mode === 'sandbox');
+
+/** A pass summary as one log line, or undefined when the pass did nothing worth a line. */
+export function sweepLogLine(summary: SweepSummary): string | undefined {
+  const moved = summary.expired + summary.verified + summary.released + summary.other;
+  if (moved === 0 && summary.errors.length === 0) return undefined;
+  const failures = summary.errors.map(
+    (error) => `${error.action} in ${error.tenant}: ${error.message}`,
+  );
+  return `sideguard sweeper: expired ${summary.expired}, verified ${summary.verified}, released ${summary.released}, still unresolved ${summary.unresolved}${failures.length === 0 ? '' : `; failed: ${failures.join('; ')}`}`;
+}
+
+function startServeSweeper(
+  runtime: GatewayRuntime,
+  loaded: LoadedGatewayConfig,
+  override: ServeGatewayOptions['sweeper'],
+  log: (line: string) => void,
+): RunningSweeper | undefined {
+  const config = loaded.config.sweeper ?? {};
+  if (override === false || (override === undefined && config.enabled === false)) return undefined;
+  const intervalMs = override?.intervalMs ?? config.intervalMs;
+  return startSweeper({
+    guard: runtime.guard,
+    store: runtime.store,
+    actions: sweptActions(runtime),
+    ...(intervalMs === undefined ? {} : { intervalMs }),
+    onPass: (summary) => {
+      const line = sweepLogLine(summary);
+      if (line !== undefined) log(line);
+    },
+    onError: (error) =>
+      log(
+        `sideguard sweeper: a pass failed (${error instanceof Error ? error.message : String(error)})`,
+      ),
+  });
+}
 
 /** Loads, opens and starts. On a failure, whatever was started is stopped again. */
 export async function serveGateway(options: ServeGatewayOptions): Promise<ServedGateway> {
@@ -71,13 +125,24 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
       cleanups.push(() => running.close());
       sandbox = { dataUrl: running.dataUrl, controlUrl: running.controlUrl };
     }
+    const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const notifications = openGatewayNotifications({
+      config: loaded.config.notifications,
+      consoleUrl: loaded.table.consoleUrl,
+      log,
+      ...(options.environment === undefined ? {} : { environment: options.environment }),
+    });
+    if (notifications !== undefined) cleanups.push(() => notifications.close());
     const runtime = await openGatewayRuntime(loaded, {
+      ...(notifications === undefined ? {} : { events: notifications.events }),
       ...(options.keyRing === undefined ? {} : { keyRing: options.keyRing }),
       ...(options.store === undefined ? {} : { store: options.store }),
       ...(sandbox === undefined ? {} : { sandboxDataUrl: sandbox.dataUrl }),
       ...(options.recordSession === undefined ? {} : { recordSession: options.recordSession }),
     });
     cleanups.push(() => runtime.close());
+    const sweeper = startServeSweeper(runtime, loaded, options.sweeper, log);
+    if (sweeper !== undefined) cleanups.push(() => sweeper.close());
     const server = await startGatewayServer(runtime, {
       ...(options.extensions === undefined ? {} : { extensions: options.extensions }),
       ...(options.host === undefined ? {} : { host: options.host }),
@@ -91,6 +156,8 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
       loaded,
       runtime,
       sandbox,
+      sweeper,
+      notifications,
       close: () => {
         closing ??= cleanup();
         return closing;
