@@ -3,6 +3,7 @@
  * (not just the first) with its path and what to change: unknown references, routes bound twice,
  * bad mounts, agents without usable keys. Pure apart from hashing agent keys.
  */
+import { checkApprovers } from '../approvals/approver-registry.js';
 import type { ActionDefinition } from '../core/action.js';
 import { ConfigurationError } from '../core/errors.js';
 import { hashAgentKey } from './agent-identity.js';
@@ -76,6 +77,8 @@ export function compileGatewayConfig(value: unknown): CompileResult {
   const roles = compileRoles(config, upstreams, actions, names, report);
   const agents = compileAgents(config, roles, report);
   const deny = compileDenyRules(config, upstreams, report);
+  for (const problem of checkApprovers(config.approvers ?? []))
+    report(problem.path, problem.message);
   const server = { ...SERVER_DEFAULTS, ...config.server };
   for (const [upstream, compiled] of upstreams) {
     const mount = compiled.kind === 'http' ? (compiled.config as HttpUpstreamConfig).mount : null;

@@ -173,7 +173,26 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .optional(),
-    approvals: z.object({ consoleUrl: z.string().url().optional() }).strict().optional(),
+    approvals: z
+      .object({
+        consoleUrl: z.string().url().optional(),
+        host: z.string().min(1).optional(),
+        port: z.number().int().min(0).max(65_535).optional(),
+      })
+      .strict()
+      .optional(),
+    approvers: z
+      .array(
+        z
+          .object({
+            id: z.string().min(1).max(128),
+            secretHash: z.string().min(1),
+            assurance: z.enum(['low', 'medium', 'high']).optional(),
+            tenants: z.array(z.string().min(1).max(256)).min(1).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
     sweeper: z
       .object({
         enabled: z.boolean().optional(),

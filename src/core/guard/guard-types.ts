@@ -9,7 +9,7 @@ import type { EvidenceBindings } from '../evidence.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerVerification, ProposalReplay } from '../ledger.js';
 import type { GuardStore, Receipt } from '../store.js';
-import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
+import type { LedgerEventType, Outcome, PolicyDecision, ProposalStatus } from '../vocabulary.js';
 
 /** Milliseconds since the epoch. Inject a manual clock in tests. */
 export interface Clock {
@@ -142,6 +142,8 @@ export interface ProposalView extends GuardResult {
   };
   readonly supersededBy: string | null;
   readonly supersedes: string | null;
+  /** What the action's policy decided at admission, and why. */
+  readonly policy: { readonly decision: PolicyDecision; readonly reasonCode: string };
 }
 
 /** Arguments of `prepare`. */
