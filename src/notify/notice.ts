@@ -38,7 +38,8 @@ const STUCK_EVENTS: ReadonlySet<string> = new Set([
 /** Which notice a guard event calls for, if any. */
 export function noticeTypeOf(event: GuardEvent): NoticeType | undefined {
   if (event.proposal === null) return undefined;
-  if (event.status === 'awaiting_authority' && event.type === 'policy_decided') {
+  // The event that stores a new proposal carries its first status.
+  if (event.status === 'awaiting_authority' && event.type === 'idempotency_decided') {
     return NoticeType.approval_needed;
   }
   if (STUCK_EVENTS.has(event.type)) return NoticeType.stuck_proposal;
