@@ -6,8 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Notice } from '../../src/notify/notice.js';
 import { openGatewayNotifications } from '../../src/notify/gateway-notifications.js';
+import type { Notice } from '../../src/notify/notice.js';
 import { createWebhookNotifier, retryDelayMs } from '../../src/notify/webhook-notifier.js';
 import {
   verifyWebhookSignature,
