@@ -134,3 +134,37 @@ describe('startSweeper', () => {
     );
   });
 });
+
+describe('sideguard serve', () => {
+  const configFile = join(import.meta.dirname, '..', 'cli', 'fixtures', 'approvals.config.mjs');
+
+  it('runs the sweeper over every declared action and stops it on close; `sweeper: false` runs none', async () => {
+    const { serveGateway } = await import('sideguard/gateway');
+    const { createDevelopmentKeyRing } = await import('sideguard');
+    const keyRing = createDevelopmentKeyRing('serve-sweeper-tests');
+    const served = await serveGateway({
+      configFile,
+      keyRing,
+      port: 0,
+      sweeper: { intervalMs: 100 },
+    });
+    try {
+      expect(served.sweeper).toBeDefined();
+      const [action] = served.runtime.table.actions.values();
+      if (action === undefined) throw new Error('the fixture declares an action');
+      await served.runtime.guard.prepare(action, {
+        tenant: 'acme',
+        input: { orderId: 'ord_serve', amount: '500' },
+        principal: 'support',
+      });
+      const summary = await served.sweeper?.runNow();
+      expect(summary).toMatchObject({ actions: 1, tenants: 1, expired: 0, errors: [] });
+    } finally {
+      await served.close();
+    }
+    const quiet = await serveGateway({ configFile, keyRing, port: 0, sweeper: false });
+    expect(quiet.sweeper).toBeUndefined();
+    expect(quiet.notifications).toBeUndefined();
+    await quiet.close();
+  });
+});
