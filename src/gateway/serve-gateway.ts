@@ -34,6 +34,11 @@ export interface ServeGatewayOptions {
   readonly recordSession?: string;
   /** Sandbox state directory override. @default the config's `sandbox.stateDir` */
   readonly sandboxStateDir?: string;
+  /**
+   * The approvals console's port (0 picks one), overriding the config's `approvals.port`. The
+   * console starts when either is set. @default the config's
+   */
+  readonly consolePort?: number;
 }
 
 /** A running gateway with everything it opened. */
@@ -44,6 +49,8 @@ export interface ServedGateway extends RunningGateway {
   readonly sandbox:
     | { readonly dataUrl: string; readonly controlUrl: string | undefined }
     | undefined;
+  /** The approvals console, when the config's `approvals.port` (or `consolePort`) is set. */
+  readonly console: { readonly url: string } | undefined;
 }
 
 const usesSandbox = (loaded: LoadedGatewayConfig): boolean =>
@@ -85,12 +92,15 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
       ...(options.upstreamPorts === undefined ? {} : { upstreamPorts: options.upstreamPorts }),
     });
     cleanups.push(() => server.close());
+    const approvalsConsole = await startConsole(loaded, runtime, options);
+    if (approvalsConsole !== undefined) cleanups.push(() => approvalsConsole.close());
     let closing: Promise<void> | undefined;
     return {
       ...server,
       loaded,
       runtime,
       sandbox,
+      console: approvalsConsole === undefined ? undefined : { url: approvalsConsole.url },
       close: () => {
         closing ??= cleanup();
         return closing;
@@ -100,4 +110,25 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
     await cleanup();
     throw error;
   }
+}
+
+/** The approvals console on its own port, sharing the runtime's guard and store. */
+async function startConsole(
+  loaded: LoadedGatewayConfig,
+  runtime: GatewayRuntime,
+  options: ServeGatewayOptions,
+): Promise<{ url: string; close(): Promise<void> } | undefined> {
+  const settings = loaded.config.approvals ?? {};
+  const port = options.consolePort ?? settings.port;
+  if (port === undefined) return undefined;
+  const { createConsole } = await import('../console/console-server.js');
+  return createConsole({
+    guard: runtime.guard,
+    store: runtime.store,
+    actions: runtime.table.actions.values(),
+    approvers: loaded.config.approvers ?? [],
+    defaultTenant: runtime.table.tenant,
+    host: settings.host ?? '127.0.0.1',
+    port,
+  });
 }
