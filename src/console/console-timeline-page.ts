@@ -45,13 +45,13 @@ function shortData(event: LedgerEvent): string {
 export function timelineSvg(events: readonly LedgerEvent[]): SafeHtml {
   const row = 34;
   const height = Math.max(1, events.length) * row + 10;
-  return html`<svg class="timeline" viewBox="0 0 640 ${height}" width="640" height="${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Ledger timeline: ${events.length} events</title>
+  return html`<svg class="timeline" viewBox="0 0 760 ${height}" width="760" height="${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Ledger timeline: ${events.length} events</title>
 <line class="spine" x1="20" y1="10" x2="20" y2="${height - 10}"></line>
 ${events.map((event, index) => {
   const y = 20 + index * row;
   return html`<g data-type="${event.type}"><circle class="${kindOf(event)}" cx="20" cy="${y}" r="7"></circle>
 <text x="40" y="${y + 4}">#${event.sequence} ${event.type}${event.status === null ? '' : ` → ${event.status}`}</text>
-<text class="at" x="360" y="${y + 4}">${event.at.slice(11, 23)} ${shortData(event)}</text></g>`;
+<text class="at" x="440" y="${y + 4}">${event.at.slice(11, 23)} ${shortData(event)}</text></g>`;
 })}
 </svg>`;
 }
