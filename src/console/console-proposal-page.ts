@@ -35,7 +35,8 @@ function decisionForms(details: ProposalDetails, viewer: PageViewer): SafeHtml {
 <label for="deny-reason">Reason (required to deny)</label>
 <textarea id="deny-reason" name="reason" rows="2" maxlength="1000" required></textarea>
 <p><button type="submit" class="deny" id="deny">Deny</button></p></form>
-</div>`;
+</div>
+<p class="muted">The ledger keeps a keyed digest of your reason (proof of what you wrote), not its text.</p>`;
 }
 
 function resolveForm(details: ProposalDetails, viewer: PageViewer): SafeHtml {

@@ -25,7 +25,7 @@ export interface ConsoleConfig {
   readonly defaultTenant?: string;
   /** @default '127.0.0.1' */
   readonly host?: string;
-  /** 0 picks a free port. @default 4401 */
+  /** 0 picks a free port. @default 4402 */
   readonly port?: number;
   /** Sessions, login limits and expiry checks run on it. @default the system clock */
   readonly clock?: Clock;
@@ -84,7 +84,7 @@ export async function createConsole(config: ConsoleConfig): Promise<RunningConso
   const server = createAdaptorServer({ fetch: app.fetch as never }) as Server;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port ?? 4401, config.host ?? '127.0.0.1', () => {
+    server.listen(config.port ?? 4402, config.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
