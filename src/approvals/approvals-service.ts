@@ -46,7 +46,10 @@ export interface ApprovalsServiceConfig {
 
 /** Options of `approve` and `deny`. */
 export interface DecisionOptions {
-  /** Why (required to deny). At most {@link MAX_REASON_LENGTH} characters. */
+  /**
+   * Why (required to deny). At most {@link MAX_REASON_LENGTH} characters. The ledger keeps a keyed
+   * digest of it (`noteDigest`), never the text.
+   */
   readonly reason?: string;
 }
 
@@ -228,6 +231,7 @@ export function createApprovalsService(config: ApprovalsServiceConfig): Approval
         tenant: current.tenant,
         evidence,
         authenticatedAuthority: approver.id,
+        ...(reason === undefined ? {} : { note: reason }),
       });
       if (result.outcome === 'rejected') {
         const issue = result.issues?.[0];
@@ -245,7 +249,6 @@ export function createApprovalsService(config: ApprovalsServiceConfig): Approval
         refuseUnlessDecidable(after);
         throw notPending(after);
       }
-      void reason;
       const tally = tallyOf(action, stored, after, clock.now());
       return {
         tenant: after.tenant,

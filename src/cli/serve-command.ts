@@ -67,6 +67,7 @@ async function start(options: ServeOptions, recordSession?: string) {
       ([name, url]) => `  agents reach ${name.padEnd(12)} at ${url}`,
     ),
     ...(served.sandbox === undefined ? [] : [`  sandbox data plane:    ${served.sandbox.dataUrl}`]),
+    ...(served.console === undefined ? [] : [`  approvals console:     ${served.console.url}`]),
     ...(recordSession === undefined ? [] : [`  recording session ${recordSession}`]),
     '  stop with Ctrl-C',
     // One machine-readable line for scripts and tests.

@@ -49,6 +49,11 @@ export interface ServeGatewayOptions {
   readonly log?: (line: string) => void;
   /** Where the webhook secret's variable is read. @default process.env */
   readonly environment?: NodeJS.ProcessEnv;
+  /**
+   * The approvals console's port (0 picks one), overriding the config's `approvals.port`. The
+   * console starts when either is set. @default the config's
+   */
+  readonly consolePort?: number;
 }
 
 /** A running gateway with everything it opened. */
@@ -63,6 +68,8 @@ export interface ServedGateway extends RunningGateway {
   readonly sweeper: RunningSweeper | undefined;
   /** The webhook notifications, when configured. */
   readonly notifications: GatewayNotifications | undefined;
+  /** The approvals console, when the config's `approvals.port` (or `consolePort`) is set. */
+  readonly console: { readonly url: string } | undefined;
 }
 
 const usesSandbox = (loaded: LoadedGatewayConfig): boolean =>
@@ -150,6 +157,8 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
       ...(options.upstreamPorts === undefined ? {} : { upstreamPorts: options.upstreamPorts }),
     });
     cleanups.push(() => server.close());
+    const approvalsConsole = await startConsole(loaded, runtime, options);
+    if (approvalsConsole !== undefined) cleanups.push(() => approvalsConsole.close());
     let closing: Promise<void> | undefined;
     return {
       ...server,
@@ -158,6 +167,7 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
       sandbox,
       sweeper,
       notifications,
+      console: approvalsConsole === undefined ? undefined : { url: approvalsConsole.url },
       close: () => {
         closing ??= cleanup();
         return closing;
@@ -167,4 +177,25 @@ export async function serveGateway(options: ServeGatewayOptions): Promise<Served
     await cleanup();
     throw error;
   }
+}
+
+/** The approvals console on its own port, sharing the runtime's guard and store. */
+async function startConsole(
+  loaded: LoadedGatewayConfig,
+  runtime: GatewayRuntime,
+  options: ServeGatewayOptions,
+): Promise<{ url: string; close(): Promise<void> } | undefined> {
+  const settings = loaded.config.approvals ?? {};
+  const port = options.consolePort ?? settings.port;
+  if (port === undefined) return undefined;
+  const { createConsole } = await import('../console/console-server.js');
+  return createConsole({
+    guard: runtime.guard,
+    store: runtime.store,
+    actions: runtime.table.actions.values(),
+    approvers: loaded.config.approvers ?? [],
+    defaultTenant: runtime.table.tenant,
+    host: settings.host ?? '127.0.0.1',
+    port,
+  });
 }

@@ -148,6 +148,8 @@ describe('approvals service: decisions', () => {
       ['finance-a', 'approve', 'high'],
     ]);
     expect(recorded[1]?.data.evidenceDigest).toBe(second.evidenceDigest);
+    expect(recorded[0]?.data.noteDigest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(recorded[1]?.data).not.toHaveProperty('noteDigest');
     const executed = await f.guard.execute(f.refund, { tenant: TENANT, proposal });
     expect(executed.status).toBe('verified');
     expect(f.provider.calls.execute).toBe(1);

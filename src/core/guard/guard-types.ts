@@ -170,6 +170,11 @@ export interface RecordAuthorityOptions {
   readonly evidence: unknown;
   /** The authority the host authenticated (e.g. from the approver's session). */
   readonly authenticatedAuthority: string;
+  /**
+   * Why the approver decided. It may hold private text, so the ledger keeps only a keyed digest
+   * (`noteDigest` on `authority_recorded`). At most 1,000 characters. @default none
+   */
+  readonly note?: string;
 }
 
 /** What an operator found at the provider for an unknown outcome. */
