@@ -138,3 +138,21 @@ export type {
 } from './state/gateway-state.js';
 export { createMemoryGatewayState } from './state/memory-gateway-state.js';
 export { createUpstreamTransport, type UpstreamTransport } from './upstream-transport.js';
+export {
+  type GatewayNotifications,
+  openGatewayNotifications,
+} from '../notify/gateway-notifications.js';
+export { type Notice, NoticeType } from '../notify/notice.js';
+export {
+  type VerifyWebhookSignatureOptions,
+  verifyWebhookSignature,
+  type WebhookSignatureVerdict,
+  webhookSignatureHeader,
+} from '../notify/webhook-signature.js';
+export {
+  type RunningSweeper,
+  type SweepOptions,
+  type SweepSummary,
+  startSweeper,
+  sweepOnce,
+} from './sweeper.js';
