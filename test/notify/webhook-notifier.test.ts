@@ -6,8 +6,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { GuardEvent } from '../../src/core/guard.js';
 import { openGatewayNotifications } from '../../src/notify/gateway-notifications.js';
-import type { Notice } from '../../src/notify/notice.js';
+import { type Notice, noticeOfGuardEvent, noticeTypeOf } from '../../src/notify/notice.js';
 import { createWebhookNotifier, retryDelayMs } from '../../src/notify/webhook-notifier.js';
 import {
   verifyWebhookSignature,
@@ -258,5 +259,45 @@ describe('gateway notifications', () => {
       }),
     ).toThrow(/MISSING_SECRET, which is not set/);
     expect(openGatewayNotifications({ config: undefined })).toBeUndefined();
+  });
+});
+
+describe('which guard events make a notice', () => {
+  const event = (type: string, status: string | null) =>
+    ({
+      tenant: 'acme',
+      proposal: 'p1',
+      actionType: 'support.refund@1',
+      type,
+      status,
+      sequence: 7,
+      reasonCode: null,
+    }) as GuardEvent;
+
+  it('announces a new proposal waiting for approval and a proposal the guard cannot settle', () => {
+    expect(noticeTypeOf(event('idempotency_decided', 'awaiting_authority'))).toBe(
+      'approval_needed',
+    );
+    expect(noticeTypeOf(event('verification_unresolved', 'verification_unresolved'))).toBe(
+      'stuck_proposal',
+    );
+    expect(noticeTypeOf(event('compensation_required', 'compensation_required'))).toBe(
+      'stuck_proposal',
+    );
+    expect(noticeTypeOf(event('partial_commit', 'partially_succeeded'))).toBe('stuck_proposal');
+    expect(noticeTypeOf(event('authority_recorded', 'awaiting_authority'))).toBeUndefined();
+    expect(noticeTypeOf(event('committed', 'verified'))).toBeUndefined();
+    expect(
+      noticeOfGuardEvent(event('compensation_required', 'compensation_required'), { atMs: 0 }),
+    ).toEqual({
+      id: 'acme:7',
+      type: 'stuck_proposal',
+      occurredAt: '1970-01-01T00:00:00.000Z',
+      tenant: 'acme',
+      proposal: 'p1',
+      actionType: 'support.refund@1',
+      status: 'compensation_required',
+      reasonCode: null,
+    });
   });
 });
