@@ -84,8 +84,8 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     await cleanupDir?.();
   });
 
-  async function logIn(id: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  async function logIn(id: string, viewport = { width: 1100, height: 900 }): Promise<Page> {
+    const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     await page.goto(`${served.console?.url}/`);
     await expect(page.url()).toContain('/login');
@@ -102,7 +102,8 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     const arguments_ = { charge: 'ch_sg_003', amount: '1500', note: 'damaged <b>box</b>' };
 
     // finance-b watches the inbox before anything is proposed: it fills in live.
-    const second = await logIn('finance-b');
+    // (on a phone-sized screen, deciding with the keyboard only)
+    const second = await logIn('finance-b', { width: 390, height: 844 });
     await expect(second.locator('#inbox-rows').textContent()).resolves.toContain('Nothing waits');
 
     const first = await agent.callTool({ name: TOOL, arguments: arguments_ });
@@ -138,7 +139,15 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     await live.waitFor({ timeout: 15_000 });
     await live.getByRole('link').first().click();
     await second.waitForURL(/\/proposals\//);
-    await second.getByRole('button', { name: 'Approve' }).click();
+    await second.screenshot({ path: join(ARTIFACTS, 'proposal-phone.png'), fullPage: true });
+    // Keyboard only: Tab from the top of the page to the Approve button, then Enter.
+    let focused = '';
+    for (let presses = 0; presses < 40 && focused !== 'approve'; presses++) {
+      await second.keyboard.press('Tab');
+      focused = await second.evaluate(() => document.activeElement?.id ?? '');
+    }
+    expect(focused).toBe('approve');
+    await second.keyboard.press('Enter');
     await second.waitForURL(/done=approve/);
     await expect(second.locator('.notice.ok').first().textContent()).resolves.toContain(
       'status authorized',
