@@ -311,7 +311,11 @@ export function createApprovalsService(config: ApprovalsServiceConfig): Approval
       const items: PendingItem[] = [];
       for (const { record, action } of found) {
         if (record.expiresAtMs <= now) continue; // it can no longer be approved
-        const view = await readAs(action, record, viewer).catch(() => undefined);
+        // Unreadable for this viewer (a reader rule changed): leave it out; other failures throw.
+        const view = await readAs(action, record, viewer).catch((error: unknown) => {
+          if (error instanceof ApprovalsError) return undefined;
+          throw error;
+        });
         if (view === undefined) continue;
         const evidence = await config.store.listEvidence(record.tenant, record.proposal);
         const own = evidence.filter((e) => e.authority === viewer.id).at(-1);
