@@ -457,7 +457,7 @@ const STATUS_WORDS: Partial<Record<ProposalStatus, string>> = {
   authorized: 'already approved by enough approvers',
   denied: 'already denied',
   expired: 'expired',
-  superseded: 'superseded by a newer proposal for the same effect',
+  superseded: 'superseded: another proposal for the same effect took it',
   stale: 'stale (the world changed; a fresh proposal replaced it)',
   blocked: "blocked by the action's policy",
 };
