@@ -46,7 +46,7 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     const { dir, cleanup } = await tempDir('sideguard-e2e-');
     cleanupDir = cleanup;
     const approvers = await Promise.all(
-      ['finance-a', 'finance-b', 'finance-c'].map(async (id) => ({
+      ['finance-a', 'finance-b', 'finance-c', 'ops-oncall'].map(async (id) => ({
         id,
         secretHash: await hashApproverSecret(secretOf(id)),
       })),
@@ -84,8 +84,8 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     await cleanupDir?.();
   });
 
-  async function logIn(id: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  async function logIn(id: string, viewport = { width: 1100, height: 900 }): Promise<Page> {
+    const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     await page.goto(`${served.console?.url}/`);
     await expect(page.url()).toContain('/login');
@@ -102,7 +102,8 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     const arguments_ = { charge: 'ch_sg_003', amount: '1500', note: 'damaged <b>box</b>' };
 
     // finance-b watches the inbox before anything is proposed: it fills in live.
-    const second = await logIn('finance-b');
+    // (on a phone-sized screen, deciding with the keyboard only)
+    const second = await logIn('finance-b', { width: 390, height: 844 });
     await expect(second.locator('#inbox-rows').textContent()).resolves.toContain('Nothing waits');
 
     const first = await agent.callTool({ name: TOOL, arguments: arguments_ });
@@ -138,7 +139,15 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     await live.waitFor({ timeout: 15_000 });
     await live.getByRole('link').first().click();
     await second.waitForURL(/\/proposals\//);
-    await second.getByRole('button', { name: 'Approve' }).click();
+    await second.screenshot({ path: join(ARTIFACTS, 'proposal-phone.png'), fullPage: true });
+    // Keyboard only: Tab from the top of the page to the Approve button, then Enter.
+    let focused = '';
+    for (let presses = 0; presses < 40 && focused !== 'approve'; presses++) {
+      await second.keyboard.press('Tab');
+      focused = await second.evaluate(() => document.activeElement?.id ?? '');
+    }
+    expect(focused).toBe('approve');
+    await second.keyboard.press('Enter');
     await second.waitForURL(/done=approve/);
     await expect(second.locator('.notice.ok').first().textContent()).resolves.toContain(
       'status authorized',
@@ -155,8 +164,8 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     const polled = structured(
       await agent.callTool({ name: 'sideguard_proposal', arguments: { proposal } }),
     );
-    // Written and receipted; the guard may still confirm it with the provider (verification).
-    expect(['verified', 'verification_pending']).toContain(polled.status);
+    // Written, receipted and confirmed by the binding's verify (the refund carries the effect key).
+    expect(polled.status).toBe('verified');
     expect(polled).toMatchObject({
       approvals: { approvedBy: ['finance-a', 'finance-b'] },
       receipts: [{ id: executed.receipt.id }],
@@ -170,5 +179,71 @@ describe.skipIf(chromiumMissing)('approvals in a real browser', () => {
     expect(await svg.locator('g[data-type="committed"]').count()).toBe(1);
     await expect(second.locator('#receipts').textContent()).resolves.toContain(executed.receipt.id);
     await second.screenshot({ path: join(ARTIFACTS, 'timeline.png'), fullPage: true });
+  }, 60_000);
+
+  it('an operator resolves the outage case in the console: present with the receipt, in the ledger', async () => {
+    const store = served.runtime.store;
+    // The provider writes, then the connection drops; its refund list is down too (an outage).
+    await sandbox.control.setFaults({
+      version: 1,
+      rules: [
+        {
+          provider: 'payments',
+          operation: 'create_refund',
+          requests: [0],
+          fault: { kind: 'drop_after_write' },
+        },
+        {
+          provider: 'payments',
+          operation: 'list_refunds',
+          probability: 1,
+          fault: { kind: 'error_before_write', status: 503 },
+        },
+      ],
+    });
+    const arguments_ = { charge: 'ch_sg_004', amount: '900' };
+    const unknown = structured(await agent.callTool({ name: TOOL, arguments: arguments_ }));
+    const proposal = unknown.proposal as string;
+    expect((await store.getProposal('acme', proposal))?.status).toBe('verification_unresolved');
+    // What the operator sees at the provider's dashboard: the refund with this effect's key.
+    const record = await store.getProposal('acme', proposal);
+    const found = (await sandbox.control.observations()).receipts.find(
+      (receipt) => receipt.effectKey === record?.semanticEffectKey,
+    );
+    expect(found?.objectId).toMatch(/^re_/);
+
+    const operator = await logIn('ops-oncall');
+    await operator.getByRole('link', { name: 'Operator' }).click();
+    const row = operator.locator(`tr[data-proposal="${proposal}"]`);
+    await expect(row.textContent()).resolves.toContain('verification_unresolved');
+    await operator.screenshot({ path: join(ARTIFACTS, 'operator.png'), fullPage: true });
+    await row.getByRole('link').first().click();
+    await operator.getByLabel(/Present/).check();
+    await operator.getByLabel('Receipt id (when present)').fill(found?.objectId ?? '');
+    await operator.getByLabel('Provider (when present)').fill('payments');
+    await operator
+      .getByLabel('What you checked, and where')
+      .fill('Payments dashboard during the outage: the refund exists for ch_sg_004');
+    await operator.getByRole('button', { name: 'Record the finding' }).click();
+    await operator.waitForURL(/done=resolve/);
+    await expect(operator.locator('.notice.ok').first().textContent()).resolves.toContain(
+      'status verified',
+    );
+
+    const [attested] = (await store.readLedger({ tenant: 'acme', proposal })).filter(
+      (event) => event.type === 'operator_resolved',
+    );
+    expect(attested?.data).toMatchObject({
+      operator: 'ops-oncall',
+      finding: 'present',
+      receipt: { id: found?.objectId, provider: 'payments' },
+    });
+    expect(attested?.data.noteDigest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await sandbox.control.clearFaults();
+    // The agent's retry now gets the receipt; nothing was written again.
+    const retried = structured(await agent.callTool({ name: TOOL, arguments: arguments_ }));
+    expect(retried).toMatchObject({ proposal, receipt: { id: found?.objectId } });
+    const receipts = (await sandbox.control.observations()).receipts;
+    expect(receipts.filter((r) => r.effectKey === record?.semanticEffectKey)).toHaveLength(1);
   }, 60_000);
 });

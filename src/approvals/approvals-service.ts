@@ -311,7 +311,11 @@ export function createApprovalsService(config: ApprovalsServiceConfig): Approval
       const items: PendingItem[] = [];
       for (const { record, action } of found) {
         if (record.expiresAtMs <= now) continue; // it can no longer be approved
-        const view = await readAs(action, record, viewer).catch(() => undefined);
+        // Unreadable for this viewer (a reader rule changed): leave it out; other failures throw.
+        const view = await readAs(action, record, viewer).catch((error: unknown) => {
+          if (error instanceof ApprovalsError) return undefined;
+          throw error;
+        });
         if (view === undefined) continue;
         const evidence = await config.store.listEvidence(record.tenant, record.proposal);
         const own = evidence.filter((e) => e.authority === viewer.id).at(-1);
@@ -453,7 +457,7 @@ const STATUS_WORDS: Partial<Record<ProposalStatus, string>> = {
   authorized: 'already approved by enough approvers',
   denied: 'already denied',
   expired: 'expired',
-  superseded: 'superseded by a newer proposal for the same effect',
+  superseded: 'superseded: another proposal for the same effect took it',
   stale: 'stale (the world changed; a fresh proposal replaced it)',
   blocked: "blocked by the action's policy",
 };

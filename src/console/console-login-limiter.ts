@@ -22,6 +22,9 @@ export interface LoginLimiter {
   succeed(keys: readonly string[]): void;
 }
 
+/** The most keys remembered; the longest-quiet ones are forgotten first. */
+const MAX_TRACKED_KEYS = 10_000;
+
 /** Creates a limiter (in memory). */
 export function createLoginLimiter(config: LoginLimiterConfig): LoginLimiter {
   const maxFailures = config.maxFailures ?? 5;
@@ -47,7 +50,16 @@ export function createLoginLimiter(config: LoginLimiterConfig): LoginLimiter {
     },
     fail(keys) {
       const now = config.clock.now();
-      for (const key of keys) failures.set(key, [...recent(key, now), now]);
+      for (const key of keys) {
+        const times = [...recent(key, now), now];
+        failures.delete(key); // re-insert: the map stays ordered by latest failure
+        failures.set(key, times.slice(-maxFailures));
+      }
+      // Bounded memory under a spray of made-up ids: forget the keys that failed longest ago.
+      for (const key of failures.keys()) {
+        if (failures.size <= MAX_TRACKED_KEYS) break;
+        failures.delete(key);
+      }
     },
     succeed(keys) {
       for (const key of keys) failures.delete(key);

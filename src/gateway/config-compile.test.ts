@@ -172,3 +172,18 @@ describe('compileGatewayConfig: approvers', () => {
     expect(shape[0]?.path).toBe('approvers[0]');
   });
 });
+
+describe('compileGatewayConfig: the console address', () => {
+  it('links pending answers to the configured console URL, else to the console port', () => {
+    const urlOf = (approvals: GatewayConfig['approvals']) => {
+      const compiled = compileGatewayConfig({ ...testGatewayConfig(), approvals });
+      return compiled.kind === 'compiled' ? compiled.table.consoleUrl : 'invalid';
+    };
+    expect(urlOf({ port: 4402 })).toBe('http://127.0.0.1:4402');
+    expect(urlOf({ port: 4402, consoleUrl: 'https://approve.example.com' })).toBe(
+      'https://approve.example.com',
+    );
+    expect(urlOf({ port: 0 })).toBeUndefined();
+    expect(urlOf(undefined)).toBeUndefined();
+  });
+});

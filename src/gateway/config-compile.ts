@@ -102,12 +102,21 @@ export function compileGatewayConfig(value: unknown): CompileResult {
       roles,
       deny,
       server,
-      consoleUrl: config.approvals?.consoleUrl,
+      consoleUrl: consoleUrlOf(config),
     },
   };
 }
 
 type Report = (path: string, message: string) => void;
+
+/** Where pending answers link: the configured URL, else the console's own fixed address. */
+function consoleUrlOf(config: GatewayConfig): string | undefined {
+  const approvals = config.approvals;
+  if (approvals?.consoleUrl !== undefined) return approvals.consoleUrl;
+  if (approvals?.port === undefined || approvals.port === 0) return undefined;
+  const host = approvals.host ?? '127.0.0.1';
+  return `http://${host.includes(':') ? `[${host}]` : host}:${approvals.port}`;
+}
 
 function compileActions(config: GatewayConfig, report: Report): Map<string, ActionDefinition> {
   const actions = new Map<string, ActionDefinition>();

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalsError } from '../../src/approvals/index.js';
+import { createMemoryStore } from '../../src/index.js';
 import {
   type ApprovalsFixture,
   createApprovalsFixture,
@@ -229,6 +230,32 @@ describe('approvals service: decisions', () => {
       'proposal_not_pending',
     );
     expect(late.message).toContain('already denied');
+  });
+
+  it('refuses a proposal superseded by a raced twin for the same effect, naming the owner', async () => {
+    // The memory store lets two prepares race (both are stored, as across processes).
+    const f = await setup({ store: createMemoryStore() });
+    const [a, b] = await Promise.all([
+      f.propose({ requestId: 'r-a' }),
+      f.propose({ requestId: 'r-b' }),
+    ]);
+    expect(a).not.toBe(b);
+    await f.service.approve({ proposal: a }, await f.login('finance-a'));
+    await f.service.approve({ proposal: a }, await f.login('finance-b'));
+    await f.service.approve({ proposal: b }, await f.login('finance-a'));
+    await f.service.approve({ proposal: b }, await f.login('finance-b'));
+    await f.guard.execute(f.refund, { tenant: TENANT, proposal: a });
+    await f.guard.execute(f.refund, { tenant: TENANT, proposal: b });
+    expect((await f.store.getProposal(TENANT, b))?.status).toBe('superseded');
+    const error = await refusedUnchanged(
+      f,
+      b,
+      async () => f.service.approve({ proposal: b }, await f.login('finance-c')),
+      'proposal_not_pending',
+    );
+    expect(error.message).toContain(`superseded: another proposal for the same effect took it`);
+    expect(error.message).toContain(a);
+    expect(f.provider.calls.execute).toBe(1);
   });
 
   it('requires a reason to deny and refuses an oversized one', async () => {

@@ -87,6 +87,31 @@ describe('console: login and sessions', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
   });
 
+  it('returns to the linked proposal after login, and never to another site', async () => {
+    const { f, url } = await start();
+    const proposal = await f.propose();
+    const client = new ConsoleClient(url);
+    const linked = await client.get(`/proposals/${proposal}`);
+    expect(linked.status).toBe(303);
+    const next = new URL(linked.location ?? '', url).searchParams.get('next');
+    expect(next).toBe(`/proposals/${proposal}`);
+    const login = async (target: string) => {
+      const page = await client.get(`/login?next=${encodeURIComponent(target)}`);
+      const token = /name="login_token" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+      return client.post('/login', {
+        login_token: token,
+        next: /name="next" value="([^"]*)"/.exec(page.body)?.[1] ?? '',
+        approver: 'finance-b',
+        secret: secretOf('finance-b'),
+      });
+    };
+    expect((await login(next ?? '')).location).toBe(`/proposals/${proposal}`);
+    expect((await client.get(`/proposals/${proposal}`)).body).toContain('Refund 500.00 EUR');
+    for (const target of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      expect((await login(target)).location).toBe('/');
+    }
+  });
+
   it('refuses a wrong secret, then rate-limits logins even with the right one', async () => {
     const { url } = await start({ maxLoginFailures: 3 });
     const client = new ConsoleClient(url);
