@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { SideguardError } from '../core/errors.js';
+import { registerApprovalsCommands } from './approvals-command.js';
 import { CliError, ExitCode } from './cli-errors.js';
 import { registerConfigCommand } from './config-command.js';
 import { registerExploreCommand } from './explore-command.js';
@@ -15,6 +16,7 @@ import { registerMcpCommand } from './mcp-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerServeCommands } from './serve-command.js';
 import { registerShadowCommand } from './shadow-command.js';
+import { registerSweepCommand } from './sweep-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
 
 function packageVersion(): string {
@@ -53,6 +55,8 @@ registerServeCommands(program);
 registerConfigCommand(program);
 registerShadowCommand(program);
 registerMcpCommand(program);
+registerSweepCommand(program);
+registerApprovalsCommands(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([

@@ -67,10 +67,11 @@ async function start(options: ServeOptions, recordSession?: string) {
       ([name, url]) => `  agents reach ${name.padEnd(12)} at ${url}`,
     ),
     ...(served.sandbox === undefined ? [] : [`  sandbox data plane:    ${served.sandbox.dataUrl}`]),
+    ...(served.console === undefined ? [] : [`  approvals console:     ${served.console.url}`]),
     ...(recordSession === undefined ? [] : [`  recording session ${recordSession}`]),
     '  stop with Ctrl-C',
     // One machine-readable line for scripts and tests.
-    `ready ${JSON.stringify({ url: served.url, upstreams: served.upstreamUrls })}`,
+    `ready ${JSON.stringify({ url: served.url, upstreams: served.upstreamUrls, ...(served.console === undefined ? {} : { console: served.console.url }) })}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   return served;
@@ -88,8 +89,59 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-/** Registers `serve` and `record`. */
+/** `sideguard console`: only the approvals console, on the config's (shared) store. */
+async function startConsoleOnly(options: ServeOptions) {
+  const gateway = await import('../gateway/index.js');
+  const { createConsole } = await import('../console/console-server.js');
+  const file = gateway.locateConfigFile(options.config, process.cwd());
+  const loaded = await gateway.loadGatewayConfig(file);
+  const runtime = await gateway.openGatewayRuntime(loaded);
+  try {
+    const settings = loaded.config.approvals ?? {};
+    const running = await createConsole({
+      guard: runtime.guard,
+      store: runtime.store,
+      actions: runtime.table.actions.values(),
+      approvers: loaded.config.approvers ?? [],
+      defaultTenant: runtime.table.tenant,
+      host: options.host ?? settings.host ?? '127.0.0.1',
+      port:
+        options.port === undefined ? (settings.port ?? 4402) : parsePort(options.port, '--port'),
+    });
+    const lines = [
+      `sideguard console: ${loaded.file}`,
+      `  store: ${runtime.storeDescription}`,
+      `  approvals console at ${running.url} (${(loaded.config.approvers ?? []).length} approver(s))`,
+      '  stop with Ctrl-C',
+      `ready ${JSON.stringify({ url: running.url, upstreams: {} })}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return {
+      close: async () => {
+        await running.close();
+        await runtime.close();
+      },
+    };
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+}
+
+/** Registers `serve`, `record` and `console`. */
 export function registerServeCommands(program: Command): void {
+  program
+    .command('console')
+    .description('Run only the approvals console on the config’s store (for hosts sharing it)')
+    .option('--config <file>', 'the config file (default: sideguard.config.{ts,mts,mjs,js} here)')
+    .option('--host <host>', 'listen address (default: the config’s approvals.host, 127.0.0.1)')
+    .option('--port <port>', 'console port (default: the config’s approvals.port, 4402)')
+    .action(async (options: ServeOptions) => {
+      const running = await startConsoleOnly(options);
+      const signal = await untilSignal();
+      process.stdout.write(`${signal}: stopping the console…\n`);
+      await running.close();
+    });
   program
     .command('serve')
     .description('Run the gateway: agents call their APIs through it (sideguard.config.ts)')

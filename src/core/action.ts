@@ -250,7 +250,7 @@ export interface ActionConfig<Schema extends InputShape> {
   readonly readers?: readonly string[];
   /**
    * Principals who may settle an unknown outcome with `resolveOutcome`, attesting what they
-   * found at the provider. @default none
+   * found at the provider. They may also `read` the action's proposals. @default none
    */
   readonly operators?: readonly string[];
   /**

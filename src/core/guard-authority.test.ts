@@ -83,6 +83,33 @@ describe('authority evidence built from read', () => {
     expect(h.provider.calls.execute).toBe(1);
   });
 
+  it("keeps the approver's note only as a keyed digest and refuses an oversized one before writing", async () => {
+    const h = createHarness();
+    const prepared = await prepareForApproval(h);
+    const evidence = await evidenceFor(h, prepared.proposal, 'finance-a');
+    const note = 'Customer Ada sent photos of the damage';
+    const before = (await ledgerOf(h)).length;
+    const oversized = await h.guard
+      .recordAuthority(h.refund, {
+        tenant: h.tenant,
+        evidence,
+        authenticatedAuthority: 'finance-a',
+        note: 'x'.repeat(1001),
+      })
+      .catch((e: unknown) => e);
+    expect(oversized).toMatchObject({ code: 'invalid_argument' });
+    expect((await ledgerOf(h)).length).toBe(before);
+    await h.guard.recordAuthority(h.refund, {
+      tenant: h.tenant,
+      evidence,
+      authenticatedAuthority: 'finance-a',
+      note,
+    });
+    const [recorded] = ofType(await ledgerOf(h, prepared.proposal), 'authority_recorded');
+    expect(recorded?.data.noteDigest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(JSON.stringify(recorded)).not.toContain('Ada');
+  });
+
   it('authorizes a single-approval rule with the one declared authority and nobody else', async () => {
     const h = createHarness();
     const single = refundAction(h.provider, { approval: approvals.single('manager') });

@@ -255,6 +255,22 @@ describe('reads', () => {
       .catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(ProposalNotFoundError);
   });
+
+  it('lets declared operators read (they attest about it) with the policy decision, and nobody undeclared', async () => {
+    const h = createHarness();
+    const refund = refundAction(h.provider, { operators: ['ops-oncall'] });
+    const { proposal } = await prepareForApproval(h, PRIVATE, refund);
+    const view = await h.guard.read(refund, { tenant: h.tenant, proposal, reader: 'ops-oncall' });
+    expect(view).toMatchObject({
+      proposal,
+      input: privateArgs(),
+      policy: { decision: 'require_approval', reasonCode: 'amount_over_auto_limit' },
+    });
+    const undeclared = await h.guard
+      .read(h.refund, { tenant: h.tenant, proposal, reader: 'ops-oncall' })
+      .catch((e: unknown) => e);
+    expect(undeclared).toBeInstanceOf(ProposalNotFoundError);
+  });
 });
 
 describe('erasure', () => {

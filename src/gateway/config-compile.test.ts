@@ -142,3 +142,48 @@ describe('compileGatewayConfig', () => {
     );
   });
 });
+
+describe('compileGatewayConfig: approvers', () => {
+  it('refuses a plain secret, a duplicate id and an unknown field, each with its path', async () => {
+    const { hashApproverSecret } = await import('../approvals/approver-secret.js');
+    const secretHash = await hashApproverSecret('finance-secret-pw', { cost: 1024 });
+    const config = testGatewayConfig();
+    expect(problemsOf({ ...config, approvers: [{ id: 'finance', secretHash }] })).toEqual([]);
+    expect(
+      problemsOf({
+        ...config,
+        approvers: [
+          { id: 'finance', secretHash },
+          { id: 'finance', secretHash: 'hunter2-plain-secret' },
+        ],
+      }),
+    ).toEqual([
+      { path: 'approvers[1].id', message: 'finance is declared twice' },
+      {
+        path: 'approvers[1].secretHash',
+        message:
+          'must be a scrypt$… line from `sideguard approvers hash` (never the secret itself)',
+      },
+    ]);
+    const shape = problemsOf({
+      ...config,
+      approvers: [{ id: 'finance', secretHash, secret: 'x' }],
+    });
+    expect(shape[0]?.path).toBe('approvers[0]');
+  });
+});
+
+describe('compileGatewayConfig: the console address', () => {
+  it('links pending answers to the configured console URL, else to the console port', () => {
+    const urlOf = (approvals: GatewayConfig['approvals']) => {
+      const compiled = compileGatewayConfig({ ...testGatewayConfig(), approvals });
+      return compiled.kind === 'compiled' ? compiled.table.consoleUrl : 'invalid';
+    };
+    expect(urlOf({ port: 4402 })).toBe('http://127.0.0.1:4402');
+    expect(urlOf({ port: 4402, consoleUrl: 'https://approve.example.com' })).toBe(
+      'https://approve.example.com',
+    );
+    expect(urlOf({ port: 0 })).toBeUndefined();
+    expect(urlOf(undefined)).toBeUndefined();
+  });
+});

@@ -3,6 +3,7 @@
  * (not just the first) with its path and what to change: unknown references, routes bound twice,
  * bad mounts, agents without usable keys. Pure apart from hashing agent keys.
  */
+import { checkApprovers } from '../approvals/approver-registry.js';
 import type { ActionDefinition } from '../core/action.js';
 import { ConfigurationError } from '../core/errors.js';
 import { hashAgentKey } from './agent-identity.js';
@@ -76,6 +77,8 @@ export function compileGatewayConfig(value: unknown): CompileResult {
   const roles = compileRoles(config, upstreams, actions, names, report);
   const agents = compileAgents(config, roles, report);
   const deny = compileDenyRules(config, upstreams, report);
+  for (const problem of checkApprovers(config.approvers ?? []))
+    report(problem.path, problem.message);
   const server = { ...SERVER_DEFAULTS, ...config.server };
   for (const [upstream, compiled] of upstreams) {
     const mount = compiled.kind === 'http' ? (compiled.config as HttpUpstreamConfig).mount : null;
@@ -99,12 +102,21 @@ export function compileGatewayConfig(value: unknown): CompileResult {
       roles,
       deny,
       server,
-      consoleUrl: config.approvals?.consoleUrl,
+      consoleUrl: consoleUrlOf(config),
     },
   };
 }
 
 type Report = (path: string, message: string) => void;
+
+/** Where pending answers link: the configured URL, else the console's own fixed address. */
+function consoleUrlOf(config: GatewayConfig): string | undefined {
+  const approvals = config.approvals;
+  if (approvals?.consoleUrl !== undefined) return approvals.consoleUrl;
+  if (approvals?.port === undefined || approvals.port === 0) return undefined;
+  const host = approvals.host ?? '127.0.0.1';
+  return `http://${host.includes(':') ? `[${host}]` : host}:${approvals.port}`;
+}
 
 function compileActions(config: GatewayConfig, report: Report): Map<string, ActionDefinition> {
   const actions = new Map<string, ActionDefinition>();

@@ -173,7 +173,50 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .optional(),
-    approvals: z.object({ consoleUrl: z.string().url().optional() }).strict().optional(),
+    approvals: z
+      .object({
+        consoleUrl: z.string().url().optional(),
+        host: z.string().min(1).optional(),
+        port: z.number().int().min(0).max(65_535).optional(),
+      })
+      .strict()
+      .optional(),
+    approvers: z
+      .array(
+        z
+          .object({
+            id: z.string().min(1).max(128),
+            secretHash: z.string().min(1),
+            assurance: z.enum(['low', 'medium', 'high']).optional(),
+            tenants: z.array(z.string().min(1).max(256)).min(1).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    sweeper: z
+      .object({
+        enabled: z.boolean().optional(),
+        intervalMs: z.number().int().min(100).max(86_400_000).optional(),
+      })
+      .strict()
+      .optional(),
+    notifications: z
+      .object({
+        webhook: z
+          .object({
+            url: z.string().url(),
+            secretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+              message: 'must name an environment variable (letters, digits, _)',
+            }),
+            timeoutMs: z.number().int().min(100).max(60_000).optional(),
+            maxAttempts: z.number().int().min(1).max(20).optional(),
+            queueLimit: z.number().int().min(1).max(100_000).optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

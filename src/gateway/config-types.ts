@@ -3,6 +3,8 @@
  * config file default-exports. Types and one identity function only, so the root entry
  * (`sideguard`) can export `defineConfig` without loading a server, SDK or driver.
  */
+
+import type { ApproverConfig } from '../approvals/approver-registry.js';
 import type {
   ActionDefinition,
   ExecuteContext,
@@ -331,7 +333,53 @@ export interface GatewayConfig {
   readonly server?: GatewayServerConfig;
   readonly sandbox?: GatewaySandboxConfig;
   /** Where people approve (issue 11 serves it); pending answers link to `consoleUrl/proposals/ID`. */
-  readonly approvals?: { readonly consoleUrl?: string };
+  readonly approvals?: ApprovalsConsoleConfig;
+  /**
+   * The people who may log in to approve (declared authorities) or resolve (declared operators),
+   * each with a secret stored only as a hash (`sideguard approvers hash`). @default none
+   */
+  readonly approvers?: readonly ApproverConfig[];
+  /** The sweeper `sideguard serve` runs: expires due proposals, reconciles due verifications. */
+  readonly sweeper?: GatewaySweeperConfig;
+  /** Where "approval needed" and "stuck proposal" notices go. @default none */
+  readonly notifications?: GatewayNotificationsConfig;
+}
+
+/** The sweeper inside `sideguard serve` (`sideguard sweep` runs one pass for cron). */
+export interface GatewaySweeperConfig {
+  /** @default true */
+  readonly enabled?: boolean;
+  /** Time between passes (from the end of one to the start of the next), 100 ms to 1 day. @default 5_000 */
+  readonly intervalMs?: number;
+}
+
+/** A webhook that receives notices as signed JSON POSTs (see docs/notifications.md). */
+export interface WebhookNotificationConfig {
+  /** `https://…` (or `http://` for a receiver on this machine). */
+  readonly url: string;
+  /** The environment variable holding the signing secret (at least 32 characters). */
+  readonly secretEnv: string;
+  /** One delivery attempt's timeout, in ms. @default 5_000 */
+  readonly timeoutMs?: number;
+  /** Attempts per notice before it is dropped (and counted). @default 6 */
+  readonly maxAttempts?: number;
+  /** Notices waiting at most; more are dropped (and counted). @default 1_000 */
+  readonly queueLimit?: number;
+}
+
+/** Notifications of the gateway. */
+export interface GatewayNotificationsConfig {
+  readonly webhook?: WebhookNotificationConfig;
+}
+
+/** The approvals console: a control port of its own, loopback unless configured. */
+export interface ApprovalsConsoleConfig {
+  /** The console's public URL, for links in pending answers. @default the console's own URL */
+  readonly consoleUrl?: string;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** The console's port; 0 picks a free one. Without it, `sideguard serve` starts no console. */
+  readonly port?: number;
 }
 
 /** Returns the config unchanged, typed. A config file does `export default defineConfig({ … })`. */

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ActionDefinition } from '../core/action.js';
 import { ConfigurationError } from '../core/errors.js';
-import type { Guard } from '../core/guard.js';
+import type { Guard, GuardEventSink } from '../core/guard.js';
 import { type KeyRing, keyRingFromEnvironmentValue } from '../core/key-ring.js';
 import type { GuardStore } from '../core/store.js';
 import { createGuard } from '../create-guard.js';
@@ -135,6 +135,8 @@ export interface GatewayRuntimeOptions {
    * (`sideguard mcp` on stdio, which starts no sandbox of its own). @default 'require'
    */
   readonly sandboxUpstreams?: 'require' | 'skip';
+  /** Receives the guard's durable events (notifications). @default none */
+  readonly events?: GuardEventSink;
 }
 
 /** The key ring from `SIDEGUARD_KEYS`, or a clear error saying how to make one. */
@@ -218,7 +220,11 @@ export async function openGatewayRuntime(
     options.store ??
     parseGatewayStore(loaded.config.store, loaded.directory, loaded.config.storeSchema);
   const { store, state } = await openGatewayStores(location);
-  const guard = createGuard({ store, keyRing });
+  const guard = createGuard({
+    store,
+    keyRing,
+    ...(options.events === undefined ? {} : { events: options.events }),
+  });
   const capture = createExecutionCapture();
   const http = new Map<string, HttpUpstreamRuntime>();
   for (const [name, upstream] of loaded.table.upstreams) {

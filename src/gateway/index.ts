@@ -4,6 +4,18 @@
  * guard, and serve the HTTP front door. Loads Hono, the SQLite or PostgreSQL driver (for the
  * configured store only) and `@opentelemetry/api`; the root entry `sideguard` loads none of them.
  */
+
+export {
+  type GatewayNotifications,
+  openGatewayNotifications,
+} from '../notify/gateway-notifications.js';
+export { type Notice, NoticeType } from '../notify/notice.js';
+export {
+  type VerifyWebhookSignatureOptions,
+  verifyWebhookSignature,
+  type WebhookSignatureVerdict,
+  webhookSignatureHeader,
+} from '../notify/webhook-signature.js';
 export { authenticateAgent, hashAgentKey, presentedKey } from './agent-identity.js';
 export {
   type CompileResult,
@@ -137,4 +149,11 @@ export type {
   StoredDecisionRecord,
 } from './state/gateway-state.js';
 export { createMemoryGatewayState } from './state/memory-gateway-state.js';
+export {
+  type RunningSweeper,
+  type SweepOptions,
+  type SweepSummary,
+  startSweeper,
+  sweepOnce,
+} from './sweeper.js';
 export { createUpstreamTransport, type UpstreamTransport } from './upstream-transport.js';

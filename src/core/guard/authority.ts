@@ -6,7 +6,8 @@
 
 import type { ActionDefinition, ApprovalRule } from '../action.js';
 import { checkArgument, checkTenant } from '../argument-checks.js';
-import { AuthorityEvidenceError } from '../errors.js';
+import { keyedDigest } from '../commitment.js';
+import { AuthorityEvidenceError, ContractViolationError } from '../errors.js';
 import {
   type AuthorityEvidence,
   authorityEvidenceSchema,
@@ -33,6 +34,7 @@ import {
 } from './guard-context.js';
 import type { GuardResult, RecordAuthorityOptions } from './guard-types.js';
 import { shortText } from './host-results.js';
+import { wellFormed } from './host-text.js';
 import { tallyInForce } from './tally.js';
 
 /** Who presented the evidence, for the rejection event. */
@@ -81,6 +83,31 @@ const boundOrNot = (
       }
     : evidence;
 
+/** The longest approver note accepted (UTF-16 units); it is stored only as a digest. */
+export const MAX_AUTHORITY_NOTE_LENGTH = 1_000;
+
+/** A keyed digest of the approver's note: it proves what was written without storing it. */
+function authorityNoteDigest(context: GuardContext, note: unknown): string | undefined {
+  if (note === undefined) return undefined;
+  if (
+    typeof note !== 'string' ||
+    note.length > MAX_AUTHORITY_NOTE_LENGTH ||
+    wellFormed(note) !== note
+  ) {
+    throw new ContractViolationError(
+      'invalid_argument',
+      `Failed to record authority: note must be well-formed text of at most ${MAX_AUTHORITY_NOTE_LENGTH} characters`,
+    );
+  }
+  return keyedDigest(
+    context.keyRing,
+    'ledger',
+    context.keyRing.effectKey,
+    'sideguard/authority-note/v1',
+    note,
+  );
+}
+
 /** Records approval or rejection evidence for a proposal. */
 export async function recordAuthority(
   context: GuardContext,
@@ -114,6 +141,7 @@ export async function recordAuthority(
   }
   const evidence = parsed.data as AuthorityEvidence;
   const digest = evidenceDigest(evidence);
+  const noteDigest = authorityNoteDigest(context, options.note);
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
     const now = context.clock.now();
     // Authority arriving after the time to live ends the proposal, whatever the evidence says.
@@ -155,6 +183,7 @@ export async function recordAuthority(
     const written = await storeEvidence(context, action, rule, record, stored, {
       record: evidenceRecord,
       expiresAt: evidence.expiresAt,
+      noteDigest,
     });
     if (written !== undefined) return written;
     record = await reload(context, record);
@@ -169,7 +198,11 @@ async function storeEvidence(
   rule: ApprovalRule,
   record: ProposalRecord,
   stored: readonly AuthorityEvidenceRecord[],
-  presented: { readonly record: AuthorityEvidenceRecord; readonly expiresAt: string },
+  presented: {
+    readonly record: AuthorityEvidenceRecord;
+    readonly expiresAt: string;
+    readonly noteDigest: string | undefined;
+  },
 ): Promise<GuardResult | undefined> {
   const evidenceRecord = presented.record;
   const tally = tallyInForce(
@@ -206,6 +239,7 @@ async function storeEvidence(
         expiresAt: presented.expiresAt,
         approvals: tally.kind === 'vetoed' ? 0 : tally.approvers.length,
         required: rule.required,
+        ...(presented.noteDigest === undefined ? {} : { noteDigest: presented.noteDigest }),
       },
       status === record.status ? after(next) : undefined,
     ),

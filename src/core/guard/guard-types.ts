@@ -9,7 +9,7 @@ import type { EvidenceBindings } from '../evidence.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerVerification, ProposalReplay } from '../ledger.js';
 import type { GuardStore, Receipt } from '../store.js';
-import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
+import type { LedgerEventType, Outcome, PolicyDecision, ProposalStatus } from '../vocabulary.js';
 
 /** Milliseconds since the epoch. Inject a manual clock in tests. */
 export interface Clock {
@@ -142,6 +142,8 @@ export interface ProposalView extends GuardResult {
   };
   readonly supersededBy: string | null;
   readonly supersedes: string | null;
+  /** What the action's policy decided at admission, and why. */
+  readonly policy: { readonly decision: PolicyDecision; readonly reasonCode: string };
 }
 
 /** Arguments of `prepare`. */
@@ -168,6 +170,11 @@ export interface RecordAuthorityOptions {
   readonly evidence: unknown;
   /** The authority the host authenticated (e.g. from the approver's session). */
   readonly authenticatedAuthority: string;
+  /**
+   * Why the approver decided. It may hold private text, so the ledger keeps only a keyed digest
+   * (`noteDigest` on `authority_recorded`). At most 1,000 characters. @default none
+   */
+  readonly note?: string;
 }
 
 /** What an operator found at the provider for an unknown outcome. */

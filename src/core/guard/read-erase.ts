@@ -1,6 +1,6 @@
 /**
- * `read` for authorised readers (the proposer, the declared authorities and the action's extra
- * readers) and `erase` for the action's declared erasers only. Anyone else gets not-found:
+ * `read` for authorised readers (the proposer, the declared authorities, the declared operators
+ * and the action's extra readers) and `erase` for the action's declared erasers only. Anyone else gets not-found:
  * access failures look exactly like a missing proposal.
  */
 
@@ -30,6 +30,8 @@ import { openSnapshot, outputPart } from './proposal-snapshot.js';
 const mayRead = (action: ActionDefinition, record: ProposalRecord, reader: string): boolean =>
   reader === record.principal ||
   (action.approval?.authorities.some((authority) => authority.id === reader) ?? false) ||
+  // Operators settle what the guard cannot; they must see what they attest about.
+  (action.config.operators?.includes(reader) ?? false) ||
   (action.config.readers?.includes(reader) ?? false);
 
 /** Erasing needs its own declaration: reading does not imply it (decision 047). */
@@ -93,6 +95,7 @@ export async function readProposal(
     },
     supersededBy: record.supersededBy,
     supersedes: record.supersedes,
+    policy: { decision: record.policy.decision, reasonCode: record.policy.reasonCode },
   };
 }
 

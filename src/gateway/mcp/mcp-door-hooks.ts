@@ -61,7 +61,8 @@ export interface McpDoorHooks {
   /**
    * Verifies a 2026-07-28 `requestState` before the handler runs (the SDK's
    * `requestState.verify`); throw to refuse it. Its resolved value is what
-   * `ctx.mcpReq.requestState()` returns.
+   * `ctx.mcpReq.requestState()` returns. Leave it unset for the door's own approval round trip
+   * (`mcp-approval-round.ts`), which reads and checks the raw state itself.
    */
   readonly requestStateVerify?: (state: string, context: ServerContext) => unknown;
   /** Operator-facing problems (an upstream that cannot be reached, a failing hook). */

@@ -25,6 +25,8 @@ export interface McpGateway {
   readonly table: GatewayTable;
   readonly directory: McpToolDirectory;
   readonly guard: Guard;
+  /** The guard's key ring (keyed digests, signed `requestState`s). */
+  readonly keyRing: KeyRing;
   readonly guardedCall: GuardedCallContext;
   readonly pool: McpUpstreamPool;
   /** The executable action of each MCP tool write binding, by binding name. */
@@ -129,6 +131,7 @@ export function createMcpGateway(config: McpGatewayConfig): McpGateway {
     table,
     directory,
     guard: config.guard,
+    keyRing,
     guardedCall: config.guardedCall ?? {
       guard: config.guard,
       capture,

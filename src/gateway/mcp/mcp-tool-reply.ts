@@ -147,6 +147,8 @@ export interface GuardedReplyParts {
   readonly upstreamResult?: UpstreamToolResult;
   /** A declared action's private output (its executor's answer). */
   readonly output?: JsonValue;
+  /** Fields added to (or replacing) the structured content, e.g. a `requestState`. */
+  readonly extra?: Readonly<Record<string, unknown>>;
 }
 
 /** The answer of a guarded call, door-neutral result → MCP tool result. */
@@ -171,6 +173,7 @@ export function guardedReply(result: GuardedCallResult, parts: GuardedReplyParts
       ? {}
       : { result: parts.upstreamResult.structuredContent }),
     ...(parts.output === undefined ? {} : { result: parts.output }),
+    ...parts.extra,
   };
   const what =
     result.verdict === GuardedVerdict.completed

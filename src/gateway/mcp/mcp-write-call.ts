@@ -9,19 +9,17 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ActionDefinition } from '../../core/action.js';
-import type { JsonValue } from '../../core/canonical-json.js';
 import type { CompiledAgent } from '../gateway-table.js';
 import { type GuardedCallRequest, runGuardedCall, runShadowWrite } from '../guarded-call.js';
-import type { McpGateway } from './mcp-gateway.js';
-import { parseToolResultOutput } from './mcp-result-output.js';
-import type { McpToolTarget } from './mcp-tool-directory.js';
 import {
-  approvalUrlOf,
-  doorErrorReply,
-  guardedReply,
-  McpDoorCode,
-  shadowReply,
-} from './mcp-tool-reply.js';
+  answerPendingApproval,
+  replyParts,
+  requestStateOf,
+  resumeWithState,
+} from './mcp-approval-round.js';
+import type { McpGateway } from './mcp-gateway.js';
+import type { McpToolTarget } from './mcp-tool-directory.js';
+import { doorErrorReply, guardedReply, McpDoorCode, shadowReply } from './mcp-tool-reply.js';
 
 /** A `tools/call` as the SDK delivered it. */
 export interface McpToolCall {
@@ -111,16 +109,21 @@ export interface McpAnswered {
   readonly outcome?: string;
 }
 
-/** Runs a guarded write and answers with its result (or the approval hook's answer). */
+/**
+ * Runs a guarded write and answers with its result. A call carrying a `requestState` resumes the
+ * proposal it names; a call that now waits for approval goes to the approval hook, else answers
+ * with a signed `requestState` (see `mcp-approval-round.ts`).
+ */
 export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promise<McpAnswered> {
-  const { agent, target, call, request } = write;
+  const { agent, call, request } = write;
+  const state = requestStateOf(call.context);
+  if (state !== undefined) return resumeWithState(gateway, write, state);
   const result = await runGuardedCall(gateway.guardedCall, request);
   const event = { code: result.code, proposal: result.proposal, outcome: result.outcome };
-  const pending = result.verdict === 'pending_approval';
-  const approvalUrl = pending
-    ? approvalUrlOf(gateway.table.consoleUrl, result.proposal)
-    : undefined;
-  if (pending && gateway.hooks.pendingApproval !== undefined) {
+  if (result.verdict !== 'pending_approval') {
+    return { answer: guardedReply(result, replyParts(gateway, write, result)), ...event };
+  }
+  if (gateway.hooks.pendingApproval !== undefined) {
     const answer = await gateway.hooks.pendingApproval({
       era: call.era,
       agent,
@@ -132,18 +135,7 @@ export async function guardedWrite(gateway: McpGateway, write: McpWrite): Promis
     });
     if (answer !== undefined) return { answer, ...event };
   }
-  const upstreamResult =
-    target.kind === 'binding' ? parseToolResultOutput(result.output) : undefined;
-  const answer = guardedReply(result, {
-    tool: call.name,
-    actionType: request.action.typeName,
-    ...(approvalUrl === undefined ? {} : { approvalUrl }),
-    ...(upstreamResult === undefined ? {} : { upstreamResult }),
-    ...(target.kind === 'action' && result.output !== undefined
-      ? { output: result.output as JsonValue }
-      : {}),
-  });
-  return { answer, ...event };
+  return { answer: await answerPendingApproval(gateway, write, result), ...event };
 }
 
 /** Checks a shadow-mode write by a dry run, hands it to the shadow hook, and answers. */
