@@ -61,7 +61,11 @@ export interface DecisionLog {
 
 /** Options of {@link createDecisionLog}. */
 export interface DecisionLogOptions {
-  /** How long a decision may wait for a batch to fill, in ms. @default 10 */
+  /**
+   * How long a decision may wait for a batch to fill, in ms: each batch costs one synced store
+   * commit per tenant (which blocks the event loop on SQLite), so this bounds that cost to about
+   * ten a second, and bounds what a SIGKILL can lose. @default 100
+   */
   readonly flushIntervalMs?: number;
   /** Decisions per batch; a full batch is written at once. @default 256 */
   readonly maxBatch?: number;
@@ -93,7 +97,7 @@ export function createDecisionLog(
 ): DecisionLog {
   const maxBatch = options.maxBatch ?? 256;
   const capacity = Math.max(options.capacity ?? 8192, maxBatch);
-  const interval = options.flushIntervalMs ?? 10;
+  const interval = options.flushIntervalMs ?? 100;
   const report = (error: unknown): void => {
     try {
       options.onError?.(error);
