@@ -277,6 +277,55 @@ describe('sideguard mcp on stdio in front of the real memory server', () => {
   );
 
   it(
+    'answers a write to an upstream in shadow mode without sending it, and seals a shadow_write decision',
+    async () => {
+      const store = () => createSqliteStore({ path: env.TEST_STORE ?? '' });
+      const opened = store();
+      const before = (await opened.readLedger({ tenant: 'acme' })).length;
+      await opened.close();
+      const inodeBefore = inode();
+      const client = new Client({ name: 'agent-v2', version: '1.0.0' });
+      await client.connect(
+        new StdioClientTransport({
+          ...transportParameters(),
+          env: { ...transportParameters().env, TEST_MEMORY_MODE: 'shadow' },
+        }),
+      );
+      try {
+        const note = await client.callTool({
+          name: 'memory.note',
+          arguments: { observations: [{ entityName: 'ticket-42', contents: ['only rehearsed'] }] },
+        });
+        expect(note.isError).toBeFalsy();
+        expect(structured(note)).toMatchObject({ decision: 'shadow_write' });
+      } finally {
+        await client.close();
+      }
+      expect(inode()).toBe(inodeBefore);
+      expect(observations('ticket-42')).not.toContain('only rehearsed');
+      const reopened = store();
+      try {
+        const decided = (await reopened.readLedger({ tenant: 'acme', afterSequence: before }))
+          .filter((event) => event.type === 'gateway_decided')
+          .map((event) => event.data);
+        expect(decided).toEqual([
+          expect.objectContaining({
+            door: 'mcp',
+            decision: 'shadow_write',
+            reason: 'shadow_mode_write',
+            subject: 'add_observations',
+            requestDigest: expect.any(String),
+          }),
+        ]);
+        expect(JSON.stringify(decided)).not.toContain('only rehearsed');
+      } finally {
+        await reopened.close();
+      }
+    },
+    STARTS_PROCESSES_MS,
+  );
+
+  it(
     'refuses to start without a known agent key or without the key ring, and says what to set',
     () => {
       const missing = runMcp([], { SIDEGUARD_AGENT_KEY: '' });
