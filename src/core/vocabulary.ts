@@ -89,8 +89,34 @@ export const LedgerEventType = {
   erased: 'erased',
   /** The guard found the store altered outside Sideguard and refused to act (decision 045). */
   store_tampering_detected: 'store_tampering_detected',
+  /**
+   * The gateway decided an agent's call (a tenant-level event: `proposal` is null; a guarded
+   * call names its proposal in `data.proposal`). Data holds only the keys of
+   * `GATEWAY_DECIDED_DATA_KEYS` (decision 070).
+   */
+  gateway_decided: 'gateway_decided',
 } as const;
 export type LedgerEventType = (typeof LedgerEventType)[keyof typeof LedgerEventType];
+
+/**
+ * The only data keys a `gateway_decided` event may carry: names, codes, statuses and keyed
+ * digests — never a body, an argument, a raw path or a credential (I8).
+ */
+export const GATEWAY_DECIDED_DATA_KEYS: ReadonlySet<string> = new Set([
+  'door',
+  'decision',
+  'reason',
+  'upstream',
+  'subject',
+  'binding',
+  'agent',
+  'principal',
+  'proposal',
+  'outcome',
+  'code',
+  'status',
+  'requestDigest',
+]);
 
 /** Statuses from which no provider write can still happen for this proposal. */
 export const TERMINAL_STATUSES: ReadonlySet<ProposalStatus> = new Set([

@@ -1,6 +1,6 @@
 /**
- * Every gateway decision is one event and one OpenTelemetry span carrying the same allow-listed
- * attributes — never a body, a raw path, an agent key or a provider credential (I8). Runs the
+ * Every gateway decision is one `gateway_decided` ledger event and one OpenTelemetry span carrying
+ * the same allow-listed attributes — never a body, a raw path, an agent key or a provider credential (I8). Runs the
  * HTTP door's handler in process (no sockets) with a real OpenTelemetry SDK installed.
  */
 import { trace } from '@opentelemetry/api';
@@ -88,11 +88,10 @@ describe('decision events and spans', () => {
       'sideguard.request_digest': expect.any(String),
     });
     await runtime.decisions.flush();
-    const events = await runtime.state.listDecisions({ tenant: 'acme' });
-    expect(events.map((event) => JSON.parse(event.event).decision)).toEqual([
-      'deny',
-      'shadow_write',
-    ]);
+    const events = (await runtime.store.readLedger({ tenant: 'acme' })).filter(
+      (event) => event.type === 'gateway_decided',
+    );
+    expect(events.map((event) => event.data.decision)).toEqual(['deny', 'shadow_write']);
     const everything = JSON.stringify([...spans.map((span) => span.attributes), ...events]);
     for (const secret of ['ch_secret_1', 'Jane Doe', testAgentKeys.support, 'sk_test_provider']) {
       expect(everything).not.toContain(secret);

@@ -253,13 +253,10 @@ export async function openGatewayRuntime(
     }
     http.set(name, { name, transport, actions });
   }
-  const decisions = createDecisionLog(state, {
+  const decisions = createDecisionLog(store, {
     onError:
       options.onDecisionLogError ??
-      ((error) =>
-        process.stderr.write(
-          `sideguard gateway: a batch of decision events was not written (${(error as Error).message})\n`,
-        )),
+      ((error) => process.stderr.write(`sideguard gateway: ${(error as Error).message}\n`)),
   });
   let closed: Promise<void> | undefined;
   const now = () => Date.now();

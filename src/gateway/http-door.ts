@@ -85,7 +85,8 @@ export async function handleHttpCall(runtime: GatewayRuntime, call: HttpCall): P
     const decision = await decide(runtime, checked);
     const answer = await answerDecision(runtime, checked, decision);
     const event = decisionEvent(runtime, checked, decision, answer);
-    runtime.decisions.record(event);
+    // Waits only when the decision log is full (back-pressure, decision 070).
+    await runtime.decisions.record(event);
     endDecisionSpan(span, event);
     return answer.response;
   } catch (error) {

@@ -142,11 +142,9 @@ export {
 } from './rehearsal-state.js';
 export { type ServedGateway, type ServeGatewayOptions, serveGateway } from './serve-gateway.js';
 export type {
-  DecisionRecord,
   GatewayStateStore,
   ReplayCaseRecord,
   ShadowWriteRecord,
-  StoredDecisionRecord,
 } from './state/gateway-state.js';
 export { createMemoryGatewayState } from './state/memory-gateway-state.js';
 export {

@@ -58,3 +58,14 @@ export function agentCall(
 export async function sandboxWrites(sandbox: TestSandbox): Promise<Record<string, number>> {
   return (await sandbox.control.observations()).writes.byOperation;
 }
+
+/** The data of the `gateway_decided` events on a tenant's chain, after flushing the log. */
+export async function gatewayDecisions(
+  gateway: Pick<ServedGateway, 'runtime'>,
+  tenant = 'acme',
+): Promise<Record<string, unknown>[]> {
+  await gateway.runtime.decisions.flush();
+  return (await gateway.runtime.store.readLedger({ tenant }))
+    .filter((event) => event.type === 'gateway_decided')
+    .map((event) => ({ ...event.data }));
+}

@@ -5,6 +5,7 @@
  * printed reason without PostgreSQL, unless SIDEGUARD_REQUIRE_POSTGRES=1.
  */
 import { randomBytes } from 'node:crypto';
+import { type LedgerEvent, verifyLedgerChain } from 'sideguard';
 import { createPostgresStore } from 'sideguard/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox } from '../sandbox/sandbox-helpers.js';
@@ -130,5 +131,32 @@ describe.skipIf(url === undefined)('two gateway processes on one PostgreSQL stor
     const read = await agentCall(second.url, 'GET', '/crm-shadow/crm/v3/objects/tickets/5004');
     expect(read.headers.get('x-sideguard-decision')).toBe('shadow_read');
     expect(read.body).toEqual(body);
+  });
+  it('seals both processes’ decisions into the one tenant chain, which verifies', async () => {
+    const start = await ledgerSequence();
+    const reads = 12;
+    await Promise.all(
+      [first, second].flatMap((process) =>
+        Array.from({ length: reads }, () =>
+          agentCall(process.upstreams.payments ?? '', 'GET', '/v1/refunds/re_sg_001'),
+        ),
+      ),
+    );
+    const store = await openStore();
+    try {
+      let decided: readonly LedgerEvent[] = [];
+      for (let attempt = 0; attempt < 250 && decided.length < 2 * reads; attempt++) {
+        // Each process seals its decisions within about 100 ms (decision 070).
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        decided = (await store.readLedger({ tenant: 'acme', afterSequence: start })).filter(
+          (event) => event.type === 'gateway_decided' && event.data.decision === 'forward',
+        );
+      }
+      expect(decided).toHaveLength(2 * reads);
+      const whole = await store.readLedger({ tenant: 'acme' });
+      expect(verifyLedgerChain(whole)).toMatchObject({ kind: 'valid', count: whole.length });
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import { startTestSandbox } from '../sandbox/sandbox-helpers.js';
 import {
   agentCall,
   agentKeys,
+  gatewayDecisions,
   sandboxWrites,
   serveFixture,
   type TestSandbox,
@@ -148,18 +149,15 @@ describe('the official stripe client pointed at the HTTP door', () => {
 
   it('survives the client’s own retries over a hanging upstream: one refund, and the client gets it', async () => {
     await sandbox.control.setFaults(fault({ kind: 'hang_after_write', hangMs: 60_000 }));
-    await gateway.runtime.decisions.flush();
-    const before = (await gateway.runtime.state.listDecisions({ tenant: 'acme' })).length;
+    const before = (await gatewayDecisions(gateway)).length;
     // The client gives up on each attempt long before the gateway's upstream deadline.
     const stripe = stripeFor({ timeout: 500, maxNetworkRetries: 6 });
     const refund = await stripe.refunds.create({ charge: 'ch_sg_005', amount: 120 });
     expect(refund).toMatchObject({ object: 'refund', amount: 120, charge: 'ch_sg_005' });
     expect(await sandboxWrites(sandbox)).toEqual({ 'payments.create_refund': 1 });
     expect(await createRefundRequests()).toHaveLength(1);
-    await gateway.runtime.decisions.flush();
-    const attempts = (await gateway.runtime.state.listDecisions({ tenant: 'acme' }))
+    const attempts = (await gatewayDecisions(gateway))
       .slice(before)
-      .map((record) => JSON.parse(record.event) as { subject: string })
       .filter((event) => event.subject === 'POST /v1/refunds');
     expect(attempts.length).toBeGreaterThanOrEqual(2);
   });

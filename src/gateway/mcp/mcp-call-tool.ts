@@ -87,10 +87,16 @@ export function mcpDecisionEvent(
   });
 }
 
-/** Hands an event to the decision hook; a failing hook never fails the call. */
-export function recordDecision(gateway: McpGateway, event: GatewayDecisionEvent): void {
+/**
+ * Hands an event to the decision hook and waits for it (the decision log applies back-pressure
+ * when full); a failing hook never fails the call.
+ */
+export async function recordDecision(
+  gateway: McpGateway,
+  event: GatewayDecisionEvent,
+): Promise<void> {
   try {
-    gateway.hooks.onDecision?.(event);
+    await gateway.hooks.onDecision?.(event);
   } catch (error) {
     gateway.hooks.onProblem?.(`decision hook failed: ${String(error)}`);
   }
@@ -112,7 +118,7 @@ export async function callMcpTool(
     const decision = await decideToolCall(gateway, identity, call.name, target);
     const answered = await answerDecision(gateway, identity, target, call, decision);
     const event = mcpDecisionEvent(gateway, identity, decision, answered, call.arguments);
-    recordDecision(gateway, event);
+    await recordDecision(gateway, event);
     endDecisionSpan(span, event);
     return answered.answer;
   } catch (error) {

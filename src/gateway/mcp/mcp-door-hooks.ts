@@ -46,9 +46,10 @@ export interface McpPendingApproval {
 export interface McpDoorHooks {
   /**
    * Every decision, after it was taken, as the gateway's decision event (`door: 'mcp'`); under
-   * `sideguard serve` it goes to the decision log. Must not block; a throw is reported and ignored.
+   * `sideguard serve` it goes to the decision log. The answer waits for a returned promise (the
+   * log's back-pressure), so resolve it quickly; a throw is reported and ignored.
    */
-  readonly onDecision?: (event: GatewayDecisionEvent) => void;
+  readonly onDecision?: (event: GatewayDecisionEvent) => void | Promise<void>;
   /** Records a shadow-mode write (the gateway's shadow state). */
   readonly onShadowWrite?: (write: McpShadowWrite) => void | Promise<void>;
   /**

@@ -94,7 +94,7 @@ export function createMcpHttpDoor(
       if (identity.kind !== 'agent') {
         const refusal = decideCall(gateway.table, identity, { kind: 'action', actionType: '' });
         if (refusal.kind === 'deny' || refusal.kind === 'miss') {
-          recordDecision(
+          await recordDecision(
             gateway,
             mcpDecisionEvent(gateway, identity, refusal, { code: refusal.reason }, null),
           );

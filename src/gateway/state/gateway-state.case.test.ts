@@ -77,7 +77,7 @@ for (const [name, open] of stores) {
       }
     });
 
-    it('keeps replay cases per session in order and decisions per tenant in sequence', async () => {
+    it('keeps replay cases per session in order', async () => {
       const state = await fresh();
       try {
         for (const key of ['GET /a?', 'GET /b?x=1']) {
@@ -94,20 +94,6 @@ for (const [name, open] of stores) {
           'GET /b?x=1',
         ]);
         expect(await state.listReplayCases('s2')).toEqual([]);
-        await state.appendDecisions([
-          { tenant: 'acme', atMs: 1, event: '{"n":1}' },
-          { tenant: 'globex', atMs: 2, event: '{"n":2}' },
-          { tenant: 'acme', atMs: 3, event: '{"n":3,"q":"\'; DROP TABLE x; --"}' },
-        ]);
-        await state.appendDecisions([]);
-        const acme = await state.listDecisions({ tenant: 'acme' });
-        expect(acme.map((r) => r.event)).toEqual(['{"n":1}', '{"n":3,"q":"\'; DROP TABLE x; --"}']);
-        expect(acme[0]!.sequence).toBeLessThan(acme[1]!.sequence);
-        const after = await state.listDecisions({
-          tenant: 'acme',
-          afterSequence: acme[0]!.sequence,
-        });
-        expect(after.map((r) => r.atMs)).toEqual([3]);
       } finally {
         await state.close();
       }

@@ -1,6 +1,7 @@
 /**
  * The gateway's own durable state, beside the guard's store and opened from the same location:
- * shadowed writes, recorded replay cases and the decision log. Several `sideguard serve`
+ * shadowed writes and recorded replay cases (decisions are ledger events in the guard's store,
+ * decision 070; the `gateway_decisions` table of schema 1 is no longer written). Several `sideguard serve`
  * processes on one store share it, so they behave as one gateway. Payloads arrive already
  * sealed (encrypted) by the caller; a state store never sees private data in the clear.
  */
@@ -28,19 +29,6 @@ export interface ReplayCaseRecord {
   readonly sealed: string;
 }
 
-/** One gateway decision: allow-listed metadata only (no bodies, no credentials). */
-export interface DecisionRecord {
-  readonly tenant: string;
-  readonly atMs: number;
-  /** Canonical JSON of the decision event. */
-  readonly event: string;
-}
-
-/** A decision as stored, with its position in the log. */
-export interface StoredDecisionRecord extends DecisionRecord {
-  readonly sequence: number;
-}
-
 /** Persistence of gateway-only state. All members are safe to call concurrently. */
 export interface GatewayStateStore {
   /** `memory`, `sqlite` or `postgres`. */
@@ -59,14 +47,6 @@ export interface GatewayStateStore {
   appendReplayCase(record: ReplayCaseRecord): Promise<void>;
   /** The cases of a recording session, oldest first. */
   listReplayCases(session: string): Promise<readonly ReplayCaseRecord[]>;
-  /** Appends decisions in order (one batch, one transaction). */
-  appendDecisions(records: readonly DecisionRecord[]): Promise<void>;
-  /** Decisions of a tenant after `afterSequence`, oldest first. @default all */
-  listDecisions(query: {
-    readonly tenant: string;
-    readonly afterSequence?: number;
-    readonly limit?: number;
-  }): Promise<readonly StoredDecisionRecord[]>;
   /** Releases connections; further calls fail. */
   close(): Promise<void>;
 }

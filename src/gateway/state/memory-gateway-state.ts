@@ -1,17 +1,10 @@
 /** Gateway state in process memory: for tests and a gateway with the memory store. */
-import type {
-  DecisionRecord,
-  GatewayStateStore,
-  ReplayCaseRecord,
-  ShadowWriteRecord,
-  StoredDecisionRecord,
-} from './gateway-state.js';
+import type { GatewayStateStore, ReplayCaseRecord, ShadowWriteRecord } from './gateway-state.js';
 
 /** A state store that lives as long as the process. */
 export function createMemoryGatewayState(): GatewayStateStore {
   let shadow: ShadowWriteRecord[] = [];
   const cases: ReplayCaseRecord[] = [];
-  const decisions: StoredDecisionRecord[] = [];
   return {
     kind: 'memory',
     appendShadowWrite: async (record) => {
@@ -33,13 +26,6 @@ export function createMemoryGatewayState(): GatewayStateStore {
       cases.push(record);
     },
     listReplayCases: async (session) => cases.filter((entry) => entry.session === session),
-    appendDecisions: async (records: readonly DecisionRecord[]) => {
-      for (const record of records) decisions.push({ ...record, sequence: decisions.length + 1 });
-    },
-    listDecisions: async ({ tenant, afterSequence = 0, limit = Number.MAX_SAFE_INTEGER }) =>
-      decisions
-        .filter((entry) => entry.tenant === tenant && entry.sequence > afterSequence)
-        .slice(0, limit),
     close: async () => {},
   };
 }

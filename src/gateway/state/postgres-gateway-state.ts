@@ -5,12 +5,7 @@
  */
 import pg from 'pg';
 import { ConfigurationError } from '../../core/errors.js';
-import type {
-  GatewayStateStore,
-  ReplayCaseRecord,
-  ShadowWriteRecord,
-  StoredDecisionRecord,
-} from './gateway-state.js';
+import type { GatewayStateStore, ReplayCaseRecord, ShadowWriteRecord } from './gateway-state.js';
 
 /** The schema version this code writes. */
 export const POSTGRES_GATEWAY_STATE_VERSION = 1;
@@ -180,33 +175,6 @@ export async function createPostgresGatewayState(config: {
           caseKey: row.case_key,
           recordedAtMs: Number(row.recorded_at_ms),
           sealed: row.sealed,
-        }),
-      );
-    },
-    appendDecisions: async (records) => {
-      if (records.length === 0) return;
-      await pool.query(
-        `INSERT INTO ${s}.gateway_decisions (tenant, at_ms, event)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])`,
-        [records.map((r) => r.tenant), records.map((r) => r.atMs), records.map((r) => r.event)],
-      );
-    },
-    listDecisions: async ({ tenant, afterSequence = 0, limit }) => {
-      const { rows } = await pool.query<{
-        sequence: string;
-        tenant: string;
-        at_ms: string;
-        event: string;
-      }>(
-        `SELECT sequence, tenant, at_ms, event FROM ${s}.gateway_decisions WHERE tenant = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
-        [tenant, afterSequence, limit ?? null],
-      );
-      return rows.map(
-        (row): StoredDecisionRecord => ({
-          sequence: Number(row.sequence),
-          tenant: row.tenant,
-          atMs: Number(row.at_ms),
-          event: row.event,
         }),
       );
     },

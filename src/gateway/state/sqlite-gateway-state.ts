@@ -1,16 +1,11 @@
 /**
  * Gateway state in the same SQLite file as the guard's store, in its own tables and its own
- * migrations table. `synchronous=NORMAL`: this state is rehearsal data and a decision log, never
+ * migrations table. `synchronous=NORMAL`: this state is rehearsal data, never
  * what keeps a write at most once (that is the guard's store, synced on every commit).
  */
 import Database from 'better-sqlite3';
 import { ConfigurationError } from '../../core/errors.js';
-import type {
-  GatewayStateStore,
-  ReplayCaseRecord,
-  ShadowWriteRecord,
-  StoredDecisionRecord,
-} from './gateway-state.js';
+import type { GatewayStateStore, ReplayCaseRecord, ShadowWriteRecord } from './gateway-state.js';
 
 /** The schema version this code writes. */
 export const SQLITE_GATEWAY_STATE_VERSION = 1;
@@ -103,14 +98,6 @@ export function createSqliteGatewayState(config: {
   const insertCase = db.prepare(
     'INSERT INTO gateway_replay_cases (session, upstream, case_key, recorded_at_ms, sealed) VALUES (?, ?, ?, ?, ?)',
   );
-  const insertDecision = db.prepare(
-    'INSERT INTO gateway_decisions (tenant, at_ms, event) VALUES (?, ?, ?)',
-  );
-  const appendDecisions = db.transaction(
-    (records: readonly { tenant: string; atMs: number; event: string }[]) => {
-      for (const record of records) insertDecision.run(record.tenant, record.atMs, record.event);
-    },
-  );
   return {
     kind: 'sqlite',
     appendShadowWrite: async (r) => {
@@ -156,29 +143,6 @@ export function createSqliteGatewayState(config: {
           caseKey: row.case_key,
           recordedAtMs: row.recorded_at_ms,
           sealed: row.sealed,
-        }),
-      ),
-    appendDecisions: async (records) => {
-      appendDecisions(records);
-    },
-    listDecisions: async ({ tenant, afterSequence = 0, limit = -1 }) =>
-      (
-        db
-          .prepare(
-            'SELECT sequence, tenant, at_ms, event FROM gateway_decisions WHERE tenant = ? AND sequence > ? ORDER BY sequence LIMIT ?',
-          )
-          .all(tenant, afterSequence, limit) as {
-          sequence: number;
-          tenant: string;
-          at_ms: number;
-          event: string;
-        }[]
-      ).map(
-        (row): StoredDecisionRecord => ({
-          sequence: row.sequence,
-          tenant: row.tenant,
-          atMs: row.at_ms,
-          event: row.event,
         }),
       ),
     close: async () => {

@@ -13,7 +13,7 @@ import { mcpServeExtension } from 'sideguard/mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox } from '../../sandbox/sandbox-helpers.js';
 import { projectRoot } from '../../support/cli.js';
-import { agentCall, agentKeys, sandboxWrites } from '../gateway-helpers.js';
+import { agentCall, agentKeys, gatewayDecisions, sandboxWrites } from '../gateway-helpers.js';
 import { connectModern, structured } from './mcp-test-kit.js';
 
 const CONFIG = fileURLToPath(new URL('./fixtures/parity.config.ts', import.meta.url));
@@ -146,11 +146,8 @@ describe('one gateway, two doors', () => {
     expect(((await mcpMissing.json()) as { code?: string }).code).toBe('agent_key_missing');
   });
 
-  it('writes the decisions of both doors to the one decision log', async () => {
-    await served.runtime.decisions.flush();
-    const events = (await served.runtime.state.listDecisions({ tenant: 'acme' })).map(
-      (record) => JSON.parse(record.event) as { door: string; code?: string },
-    );
+  it('writes the decisions of both doors to the one ledger chain', async () => {
+    const events = await gatewayDecisions(served);
     expect(events.some((event) => event.door === 'http' && event.code === 'completed')).toBe(true);
     expect(events.some((event) => event.door === 'mcp' && event.code === 'completed')).toBe(true);
     expect(events.some((event) => event.door === 'mcp' && event.code === 'policy_blocked')).toBe(

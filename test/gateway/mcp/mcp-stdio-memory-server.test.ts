@@ -13,6 +13,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { verifyLedgerChain } from 'sideguard';
+import { createSqliteStore } from 'sideguard/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath } from '../../support/cli.js';
 import {
@@ -211,6 +213,113 @@ describe('sideguard mcp on stdio in front of the real memory server', () => {
       } finally {
         child.stdin.end();
         expect(await exited).toBe(0);
+      }
+    },
+    STARTS_PROCESSES_MS,
+  );
+
+  it(
+    'seals the stdio door’s decisions in the store’s ledger when the client closes: forward, guarded, deny',
+    async () => {
+      const readLedger = async () => {
+        const store = createSqliteStore({ path: env.TEST_STORE ?? '' });
+        try {
+          return await store.readLedger({ tenant: 'acme' });
+        } finally {
+          await store.close();
+        }
+      };
+      const before = (await readLedger()).length;
+      const client = new Client({ name: 'agent-v2', version: '1.0.0' });
+      await client.connect(new StdioClientTransport(transportParameters()));
+      const hostileTool = 'evil\u202e<script>alert(1)</script>'.padEnd(600, 'x');
+      try {
+        const read = await client.callTool({ name: 'memory.open', arguments: { names: ['t-9'] } });
+        expect(read.isError).toBeFalsy();
+        const note = await client.callTool({
+          name: 'memory.note',
+          arguments: {
+            observations: [{ entityName: 'ticket-42', contents: ['Jane Doe, card 4242 4242'] }],
+          },
+        });
+        expect(structured(note)).toMatchObject({ decision: 'guarded', code: 'completed' });
+        const refused = await client.callTool({ name: hostileTool, arguments: {} });
+        expect(structured(refused)).toMatchObject({ decision: 'deny', code: 'tool_not_bound' });
+      } finally {
+        // Closing stdin ends the process, which flushes its decision log before it exits.
+        await client.close();
+      }
+      const events = await readLedger();
+      expect(verifyLedgerChain(events)).toMatchObject({ kind: 'valid' });
+      const decided = events.slice(before).filter((event) => event.type === 'gateway_decided');
+      expect(decided.map((event) => [event.data.decision, event.data.reason])).toEqual([
+        ['forward', 'declared_read'],
+        ['guarded', 'bound_write'],
+        ['deny', 'tool_not_bound'],
+      ]);
+      for (const event of decided) {
+        expect(event.data).toMatchObject({ door: 'mcp', agent: 'crm-bot', principal: 'support' });
+      }
+      expect(decided[0]?.data).toMatchObject({ subject: 'open_nodes', binding: 'memory.open' });
+      expect(decided[1]?.data).toMatchObject({
+        subject: 'add_observations',
+        binding: 'memory.note',
+        proposal: expect.stringMatching(/^prop_/),
+        requestDigest: expect.any(String),
+      });
+      // The hostile name is kept bounded, as text, and the ledger holds no argument value.
+      expect(String(decided[2]?.data.subject)).toHaveLength(256);
+      expect(String(decided[2]?.data.subject).startsWith('evil\u202e<script>')).toBe(true);
+      expect(JSON.stringify(events)).not.toContain('Jane Doe');
+      expect(JSON.stringify(events)).not.toContain(MEMORY_AGENT_KEY);
+    },
+    STARTS_PROCESSES_MS,
+  );
+
+  it(
+    'answers a write to an upstream in shadow mode without sending it, and seals a shadow_write decision',
+    async () => {
+      const store = () => createSqliteStore({ path: env.TEST_STORE ?? '' });
+      const opened = store();
+      const before = (await opened.readLedger({ tenant: 'acme' })).length;
+      await opened.close();
+      const inodeBefore = inode();
+      const client = new Client({ name: 'agent-v2', version: '1.0.0' });
+      await client.connect(
+        new StdioClientTransport({
+          ...transportParameters(),
+          env: { ...transportParameters().env, TEST_MEMORY_MODE: 'shadow' },
+        }),
+      );
+      try {
+        const note = await client.callTool({
+          name: 'memory.note',
+          arguments: { observations: [{ entityName: 'ticket-42', contents: ['only rehearsed'] }] },
+        });
+        expect(note.isError).toBeFalsy();
+        expect(structured(note)).toMatchObject({ decision: 'shadow_write' });
+      } finally {
+        await client.close();
+      }
+      expect(inode()).toBe(inodeBefore);
+      expect(observations('ticket-42')).not.toContain('only rehearsed');
+      const reopened = store();
+      try {
+        const decided = (await reopened.readLedger({ tenant: 'acme', afterSequence: before }))
+          .filter((event) => event.type === 'gateway_decided')
+          .map((event) => event.data);
+        expect(decided).toEqual([
+          expect.objectContaining({
+            door: 'mcp',
+            decision: 'shadow_write',
+            reason: 'shadow_mode_write',
+            subject: 'add_observations',
+            requestDigest: expect.any(String),
+          }),
+        ]);
+        expect(JSON.stringify(decided)).not.toContain('only rehearsed');
+      } finally {
+        await reopened.close();
       }
     },
     STARTS_PROCESSES_MS,
