@@ -33,8 +33,9 @@ export const Breakage = {
    */
   check_time_before_store_reads: 'check_time_before_store_reads',
   /**
-   * A step whose outcome is unknown counts as a failed one, so the effect is compensated and
-   * closed instead of verified, and a write that landed ends in no receipt (I3, I6).
+   * A step reported committed whose receipt cannot be recorded counts as a failed one, so the
+   * effect is compensated and closed instead of verified, and a write that landed ends in no
+   * receipt (I3, I6).
    */
   unknown_step_counted_as_failed: 'unknown_step_counted_as_failed',
   /** Verification attempts never increase, so verification never ends unresolved (I5). */

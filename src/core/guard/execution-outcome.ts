@@ -15,6 +15,7 @@ import {
   type CheckedOutput,
   type NormalisedExecuteResult,
   receiptData,
+  STEP_RECEIPT_INVALID,
   verificationData,
 } from './host-results.js';
 import { recordLeased, recordOrFallBack } from './leased-write.js';
@@ -162,17 +163,20 @@ function partialStatus(
 ): { readonly status: ProposalStatus; readonly reasonCode: string } {
   const committed = outcome.items.filter((item) => item.outcome === 'committed').length;
   const unknown = outcome.items.some((item) => item.outcome === 'unknown');
-  const failed = outcome.items.some(
+  const onlyUnrecordable = outcome.items.every(
     (item) =>
-      item.outcome === 'failed' ||
-      (item.outcome === 'unknown' && context.broken('unknown_step_counted_as_failed')),
+      item.outcome === 'committed' ||
+      (item.outcome === 'unknown' && item.reason === STEP_RECEIPT_INVALID),
   );
   if (committed === outcome.items.length) {
     return { status: 'verification_pending', reasonCode: 'all_steps_committed' };
   }
-  // Nothing failed but a step's outcome is unknown (say, its receipt was unusable): the write may
-  // have landed, so it is verified, never compensated and closed without a receipt.
-  if (unknown && !failed) return { status: 'failed_unknown', reasonCode: 'steps_outcome_unknown' };
+  // Every step the host reported committed, but some receipt cannot be recorded: those writes
+  // landed, so the effect is verified (and waits for an operator if the verifier cannot name a
+  // usable receipt either) — never compensated and closed without a receipt.
+  if (onlyUnrecordable && !context.broken('unknown_step_counted_as_failed')) {
+    return { status: 'failed_unknown', reasonCode: STEP_RECEIPT_INVALID };
+  }
   if (committed === 0) {
     return unknown
       ? { status: 'failed_unknown', reasonCode: 'steps_outcome_unknown' }

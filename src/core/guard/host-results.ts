@@ -91,19 +91,28 @@ export type NormalisedExecuteResult =
 
 type Item = Extract<ExecuteResult, { kind: 'partial' }>['items'][number];
 
-/** One reported step, normalised; a committed step without a usable receipt becomes unknown. */
+/** The reason of a step the host reported committed whose receipt the guard cannot record. */
+export const STEP_RECEIPT_INVALID = 'step_receipt_invalid';
+
+/**
+ * One reported step, normalised; a committed step without a usable receipt becomes unknown, with
+ * the reason {@link STEP_RECEIPT_INVALID}.
+ */
 function normaliseItem(keyRing: KeyRing, item: unknown): Item {
   const receipt = cleanReceipt(readField(item, 'receipt'));
   const reported = readField(item, 'outcome');
   const outcome = reported === 'committed' || reported === 'failed' ? reported : 'unknown';
   const reason = readField(item, 'reason');
+  const unrecordable = outcome === 'committed' && receipt === undefined;
   return {
     step: reasonCodeOf(keyRing, readField(item, 'step') ?? 'step', 'step_not_a_code'),
-    outcome: outcome === 'committed' && receipt === undefined ? 'unknown' : outcome,
+    outcome: unrecordable ? 'unknown' : outcome,
     ...(receipt ? { receipt } : {}),
-    ...(reason === undefined || reason === null || reason === ''
-      ? {}
-      : { reason: reasonCodeOf(keyRing, reason, 'reason_not_a_code') }),
+    ...(unrecordable
+      ? { reason: STEP_RECEIPT_INVALID }
+      : reason === undefined || reason === null || reason === ''
+        ? {}
+        : { reason: reasonCodeOf(keyRing, reason, 'reason_not_a_code') }),
   };
 }
 

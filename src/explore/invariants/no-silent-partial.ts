@@ -1,7 +1,7 @@
 /**
  * I6 no silent partial failure: a proposal that owns a provider write ends in a status that owns
- * it, and one whose later step failed ends needing (or having had) compensation (a step whose
- * outcome is unknown is verified instead).
+ * it, and one whose later step failed ends needing (or having had) compensation (a step reported
+ * committed whose receipt could not be recorded is verified instead).
  */
 import type { Violation } from '../schedule-evidence.js';
 import type { EvidenceIndex } from './evidence-index.js';
@@ -37,10 +37,13 @@ export function checkNoSilentPartial(index: EvidenceIndex): Violation[] {
   }
   for (const [proposal, events] of index.eventsByProposal) {
     const partial = events.find((event) => event.type === 'partial_commit');
-    const items = (partial?.data.items ?? []) as { outcome?: string }[];
-    // A step whose outcome is unknown is not a failure: it is verified (and may end unresolved,
-    // waiting for an operator), so only a step that failed asks for compensation.
-    const failedStep = items.some((item) => item.outcome === 'failed');
+    const items = (partial?.data.items ?? []) as { outcome?: string; reason?: string }[];
+    // A step reported committed whose receipt could not be recorded is not a failure: the effect
+    // is verified (and may end unresolved, waiting for an operator). Any other step that did not
+    // commit asks for compensation.
+    const failedStep = items.some(
+      (item) => item.outcome !== 'committed' && item.reason !== 'step_receipt_invalid',
+    );
     const committedStep = items.some((item) => item.outcome === 'committed');
     const status = index.records.get(proposal)?.status;
     if (
