@@ -296,6 +296,8 @@ describe('sideguard sweep', () => {
     );
     expect(strict.stderr).toContain(`swept ${refund.typeName} in acme`);
 
+    // The first sweep's unknown verification made the next one due verificationDelayMs (1 s) later.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     const found = runCli(['sweep', '--config', CONFIG, '--json'], {
       env: { ...env, TEST_VERIFY: 'present' },
     });
