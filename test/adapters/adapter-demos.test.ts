@@ -20,7 +20,22 @@ describe('the framework demos', () => {
     expect(output).toMatch(/tool result -> done \(verified\) re_\w+/);
     expect(output).toMatch(/tool result -> done \(replayed, duplicate\) re_\w+/);
     expect(output).toContain('refunds in the sandbox: 1');
-    expect(output).toMatch(/decision path: contract_validated -> .*authority_satisfied -> .*committed/);
+    expect(output).toMatch(
+      /decision path: contract_validated -> .*authority_satisfied -> .*committed/,
+    );
     expect(output).toMatch(/ledger: valid, \d+ hash-chained events/);
+  });
+
+  it('demo:openai-agents: two interruptions with their proposal, approved on the state, one refund', () => {
+    const output = runDemo('openai-agents-refund.mjs');
+    expect(output).toContain('2 interruptions');
+    expect(output).toMatch(/interruption for prop_\w+: "Refund 5.00 on order ord_1001"/);
+    expect(output).toContain('recorded as bound evidence -> authorized');
+    expect(output).toMatch(/tool result -> done \(verified\) re_\w+/);
+    expect(output).toMatch(/tool result -> done \(replayed, duplicate\) re_\w+/);
+    expect(output).toContain('refunds in the sandbox: 1');
+    expect(output).toMatch(
+      /decision path: contract_validated -> .*authority_satisfied -> .*committed/,
+    );
   });
 });

@@ -17,4 +17,13 @@ describe('the framework adapter entries', () => {
   it('sideguard/ai-sdk loads no part of the AI SDK, only zod and node:crypto', () => {
     expect(bareImports('ai-sdk')).toEqual(['node:buffer', 'node:crypto', 'zod']);
   });
+
+  it('sideguard/openai-agents loads @openai/agents (its tool factory) and nothing else heavy', () => {
+    expect(bareImports('openai-agents')).toEqual([
+      '@openai/agents',
+      'node:buffer',
+      'node:crypto',
+      'zod',
+    ]);
+  });
 });
