@@ -38,4 +38,16 @@ describe('the framework demos', () => {
       /decision path: contract_validated -> .*authority_satisfied -> .*committed/,
     );
   });
+
+  it('demo:langgraph: an interrupt with the proposal, resumed with the approval, one refund', () => {
+    const output = runDemo('langgraph-refund.mjs');
+    expect(output).toMatch(/interrupt for prop_\w+: "Refund 5.00 on order ord_1001"/);
+    expect(output).toContain('approval recorded as bound evidence -> authorized');
+    expect(output).toMatch(/tool result -> done \(verified\) re_\w+/);
+    expect(output).toMatch(/tool result -> done \(replayed, duplicate\) re_\w+/);
+    expect(output).toContain('refunds in the sandbox: 1');
+    expect(output).toMatch(
+      /decision path: contract_validated -> .*authority_satisfied -> .*committed/,
+    );
+  });
 });

@@ -26,4 +26,14 @@ describe('the framework adapter entries', () => {
       'zod',
     ]);
   });
+
+  it('sideguard/langgraph loads @langchain/core (tool) and @langchain/langgraph (interrupt) only', () => {
+    expect(bareImports('langgraph')).toEqual([
+      '@langchain/core/tools',
+      '@langchain/langgraph',
+      'node:buffer',
+      'node:crypto',
+      'zod',
+    ]);
+  });
 });
