@@ -4,8 +4,10 @@
  * retry", never an error the loop would retry blindly; a duplicate gets the original result.
  */
 import type { JsonValue } from '../../core/canonical-json.js';
+import { outcomeOfStatus } from '../../core/guard/guard-context.js';
 import type { GuardResult } from '../../core/guard.js';
 import type { Receipt } from '../../core/store.js';
+import type { Outcome } from '../../core/vocabulary.js';
 
 /** The kinds of tool result, one per way a guarded call can end. */
 export const ToolOutputStatus = {
@@ -53,7 +55,8 @@ const MESSAGES: Readonly<Record<ToolOutputStatus, string>> = {
   failed: 'The provider did not do it. It is safe to try again later.',
 };
 
-const STATUS_OF_OUTCOME: Readonly<Record<string, ToolOutputStatus>> = {
+// Every outcome has a line (the type makes a new outcome a compile error until it is placed).
+const STATUS_OF_OUTCOME: Readonly<Record<Outcome, ToolOutputStatus>> = {
   verified: 'done',
   compensated: 'done',
   partially_succeeded: 'done',
@@ -74,19 +77,19 @@ const STATUS_OF_OUTCOME: Readonly<Record<string, ToolOutputStatus>> = {
   resend_allowed: 'in_doubt',
   conflict: 'in_doubt',
   failed_known: 'failed',
+  // Only reached without a status (a replay is judged by its proposal's status instead).
+  replayed: 'refused',
+  dry_run_predicted: 'refused',
 };
 
 /** The status a guard result means for the model; a duplicate is judged by its proposal's status. */
 export function toolOutputStatus(result: GuardResult): ToolOutputStatus {
   const outcome =
     result.outcome === 'replayed' && result.status !== null
-      ? statusOutcome(result.status)
+      ? outcomeOfStatus(result.status)
       : result.outcome;
-  return STATUS_OF_OUTCOME[outcome] ?? 'refused';
+  return STATUS_OF_OUTCOME[outcome];
 }
-
-const statusOutcome = (status: string): string =>
-  status === 'awaiting_authority' ? 'authority_pending' : status;
 
 /** Turns a guard result into the tool result a model sees. */
 export function toolOutputOf(result: GuardResult): GuardedToolOutput {
