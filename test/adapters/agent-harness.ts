@@ -20,9 +20,15 @@ export const TENANT = 'acme';
 export const PRINCIPAL = 'support-agent';
 export const APPROVER = 'finance-ana';
 
-/** A refund over 100 minor units needs `finance-ana`'s approval. */
-export function approvalRefundAction(stripe: Stripe) {
+/**
+ * A refund over 100 minor units needs `finance-ana`'s approval. `settlingMs` sets how long after
+ * an unknown outcome the guard verifies (and the lease). @default the action defaults
+ */
+export function approvalRefundAction(stripe: Stripe, settlingMs?: number) {
   return defineAction({
+    ...(settlingMs === undefined
+      ? {}
+      : { verificationDelayMs: settlingMs, executionLeaseMs: settlingMs }),
     type: { namespace: 'support', name: 'refund', version: 1 },
     input: refundInput,
     protectedFields: ['orderId', 'chargeId', 'amountMinor'],
