@@ -6,6 +6,7 @@
  */
 import type { ActionDefinition } from '../../core/action.js';
 import { canonicalize } from '../../core/canonical-json.js';
+import { ProposalNotFoundError } from '../../core/errors.js';
 import { buildAuthorityEvidence } from '../../core/evidence.js';
 import type { GuardResult, ProposalView } from '../../core/guard.js';
 import { type ChatApprovalOptions, readProposal, type ToolBinding } from './guarded-call.js';
@@ -80,6 +81,16 @@ function argumentsProblem(action: ActionDefinition, view: ProposalView, input: u
   return undefined;
 }
 
+/** The named proposal, or undefined when there is none (or the principal may not read it). */
+async function readNamed(binding: ToolBinding, action: ActionDefinition, proposal: string) {
+  try {
+    return await readProposal(binding, action, proposal);
+  } catch (error) {
+    if (error instanceof ProposalNotFoundError) return undefined;
+    throw error;
+  }
+}
+
 /**
  * Records a chat decision as evidence bound to the proposal the approved arguments name. Never
  * throws for a refusal: the result says why, and the proposal stays as it was.
@@ -89,16 +100,21 @@ export async function recordChatDecision(
   action: ActionDefinition,
   decision: ChatDecision,
 ): Promise<ChatDecisionResult> {
-  const found = await proposalOfArguments(binding, action, decision.input);
-  const proposal = decision.proposal ?? found;
-  if (proposal === undefined || found === undefined || found !== proposal) {
+  // A proposal the framework names is checked by its exact arguments below; otherwise the
+  // arguments must name a live proposal.
+  const proposal =
+    decision.proposal ?? (await proposalOfArguments(binding, action, decision.input));
+  if (proposal === undefined) {
     return refused(
       proposal ?? null,
       'approval_arguments_mismatch',
       'no pending proposal has these arguments; an approval of different arguments is refused',
     );
   }
-  const view = await readProposal(binding, action, proposal);
+  const view = await readNamed(binding, action, proposal);
+  if (view === undefined) {
+    return refused(proposal, 'proposal_not_found', 'no such proposal for this tool');
+  }
   if (view.status !== 'awaiting_authority' && view.status !== 'authorized') {
     return refused(
       proposal,

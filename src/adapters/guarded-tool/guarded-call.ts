@@ -45,13 +45,29 @@ async function proposalOptions(binding: ToolBinding, input: unknown) {
   };
 }
 
+// Prepares through one guard run one after another in this process: two parallel tool calls of
+// one effect (common in one model step) then resolve to one proposal instead of racing to two
+// (the guard's effect claim still allows only one to execute, but people would be asked twice).
+const prepareQueues = new WeakMap<Guard, Promise<unknown>>();
+
+function inTurn<T>(guard: Guard, step: () => Promise<T>): Promise<T> {
+  const previous = prepareQueues.get(guard) ?? Promise.resolve();
+  const next = previous.then(step, step);
+  prepareQueues.set(
+    guard,
+    next.catch(() => undefined),
+  );
+  return next;
+}
+
 /** Proposes the call, or resolves it to the live proposal for the same effect. */
 export async function proposeCall(
   binding: ToolBinding,
   action: ActionDefinition,
   input: unknown,
 ): Promise<GuardResult> {
-  return binding.guard.prepare(action, await proposalOptions(binding, input));
+  const options = await proposalOptions(binding, input);
+  return inTurn(binding.guard, () => binding.guard.prepare(action, options));
 }
 
 /**
@@ -63,7 +79,12 @@ export async function runCall(
   action: ActionDefinition,
   input: unknown,
 ): Promise<GuardResult> {
-  const result = await binding.guard.run(action, await proposalOptions(binding, input));
+  const proposed = await proposeCall(binding, action, input);
+  // What `guard.run` does, with the prepare taken in turn.
+  const result =
+    proposed.status === 'authorized'
+      ? await binding.guard.execute(action, { tenant: binding.tenant, proposal: proposed.proposal })
+      : proposed;
   const inFlight = result.status === 'executing' || result.outcome === 'in_progress';
   return inFlight ? settledDuplicate(binding, action, result) : result;
 }

@@ -22,7 +22,10 @@ export interface DecideApprovalOptions extends ChatApprovalOptions {
   readonly decision: 'approve' | 'reject';
 }
 
-/** What `decideApproval` did, and the value to resume the graph with (absent when refused). */
+/**
+ * What `decideApproval` did, and the value to resume the graph with: absent when refused, except
+ * for a proposal already decided (resuming then lets the tool answer from it).
+ */
 export interface DecideApprovalResult {
   /** An approval is recorded (or refused) now; a rejection is recorded when the graph resumes. */
   readonly recorded:
@@ -58,11 +61,16 @@ export async function decideApproval(
       input: request.arguments,
       proposal: request.proposal,
     });
-    if (recorded.kind !== 'recorded') return { recorded };
-    return {
-      recorded,
-      resume: { kind: 'sideguard.decision', proposal: request.proposal, decision: 'approve' },
-    };
+    const resume = {
+      kind: 'sideguard.decision',
+      proposal: request.proposal,
+      decision: 'approve',
+    } as const;
+    // Already decided (e.g. a parallel call of the same effect ran it): resuming is harmless,
+    // the re-run tool answers from the proposal. Any other refusal gives nothing to resume with.
+    const settled =
+      recorded.kind === 'refused' && recorded.reasonCode === 'proposal_not_awaiting_authority';
+    return recorded.kind === 'recorded' || settled ? { recorded, resume } : { recorded };
   }
   const view = await readProposal(origin.binding, origin.action, request.proposal);
   if (view.evidenceBindings === undefined || view.status !== 'awaiting_authority') {

@@ -109,6 +109,42 @@ describe('sideguard/langgraph', () => {
     expect(await t.refunds()).toBe(1);
   });
 
+  it('two calls of one effect in one step interrupt in turn with the same proposal: one refund', async () => {
+    const t = await setup();
+    const thread = t.threadOf(
+      [{ calls: [refundCall(), refundCall()] }, { text: 'Done.' }],
+      'twice',
+    );
+    let state: unknown = await thread.start();
+    const proposals: string[] = [];
+    const outcomes: string[] = [];
+    // LangGraph surfaces one interrupt at a time; the host answers each (the same proposal).
+    for (
+      let round = 0;
+      round < 3 && (state as { __interrupt__?: unknown }).__interrupt__;
+      round++
+    ) {
+      const request = requestOf(state);
+      proposals.push(request.proposal);
+      const decided = await decideApproval(t.refund, request, { ...chat, decision: 'approve' });
+      outcomes.push(decided.recorded.kind === 'refused' ? decided.recorded.reasonCode : 'recorded');
+      state = await thread.resume(decided.resume);
+    }
+    expect(proposals).toHaveLength(2);
+    expect(new Set(proposals).size).toBe(1);
+    // The second ask came after the first call had run the refund: nothing left to approve.
+    expect(outcomes).toEqual(['recorded', 'proposal_not_awaiting_authority']);
+    const outputs = toolOutputs(state as { messages: unknown[] });
+    // The refund ran in a node run that the second interrupt cut short; the node's final run
+    // answers both calls from the proposal: the same refund, not a second one.
+    expect(outputs.map((o) => [o.status, o.outcome])).toEqual([
+      ['done', 'replayed'],
+      ['done', 'replayed'],
+    ]);
+    expect(outputs[1].result.id).toBe(outputs[0].result.id);
+    expect(await t.refunds()).toBe(1);
+  });
+
   it('an approval of A resumed into a graph proposing B is refused: B is not executed', async () => {
     const t = await setup();
     const a = t.threadOf([{ calls: [refundCall()] }], 'a');

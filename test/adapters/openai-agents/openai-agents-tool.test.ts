@@ -113,10 +113,7 @@ describe('sideguard/openai-agents', () => {
       ...chat,
       proposal: 'prop_other',
     });
-    expect(wrongProposal).toMatchObject({
-      kind: 'refused',
-      reasonCode: 'approval_arguments_mismatch',
-    });
+    expect(wrongProposal).toMatchObject({ kind: 'refused', reasonCode: 'proposal_not_found' });
     const resumed = await run(t.agent, first.state);
     expect(resumed.interruptions).toHaveLength(1);
     expect(await t.refunds()).toBe(0);
