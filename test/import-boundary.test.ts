@@ -16,6 +16,7 @@ const FORBIDDEN = [
   /^better-sqlite3$/,
   /^node:(http|https|http2|net|tls|dgram|child_process|fs)/,
   /^(undici|stripe|commander|@modelcontextprotocol|ai|openai)/,
+  /^@(openai|langchain|ai-sdk)\//,
 ];
 
 describe('the root entry', () => {
