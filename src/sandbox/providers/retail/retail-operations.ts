@@ -1,6 +1,6 @@
 /**
- * The retail provider's wire form: one `POST /retail/v1/<tool>` per benchmark tool, a JSON
- * object of the tool's arguments in, `{ result }` out. A benchmark error string is answered
+ * The retail provider's wire form: one path per benchmark tool, `/retail/v1/<tool>` — reads are
+ * GET with the arguments as query parameters, writes POST a JSON object — and `{ result }` out. A benchmark error string is answered
  * 422 `{ error: { code: "retail_error", message: "Error: …" } }` and changes nothing.
  */
 import { createHash } from 'node:crypto';
@@ -111,10 +111,31 @@ export function parseRetailArguments(
   return { kind: 'valid', args };
 }
 
+/** A read's arguments from the query string: each declared name once. */
+function parseQueryArguments(
+  tool: string,
+  spec: Readonly<Record<string, RetailArgumentType>>,
+  request: Parameters<OperationDefinition['parse']>[0],
+): ParseResult<RetailArguments> {
+  const values: Record<string, JsonValue> = {};
+  for (const [name, value] of request.query) {
+    if (Object.hasOwn(values, name)) {
+      return {
+        kind: 'invalid',
+        response: retailError(400, 'invalid_arguments', `Argument ${name} of ${tool} is repeated`),
+      };
+    }
+    values[name] = value;
+  }
+  const parsed = parseRetailArguments(tool, spec, values);
+  return parsed.kind === 'invalid'
+    ? { kind: 'invalid', response: retailError(400, 'invalid_arguments', parsed.message) }
+    : { kind: 'valid', input: parsed.args, effectKey: null };
+}
+
 function parseTool(
   tool: string,
   spec: Readonly<Record<string, RetailArgumentType>>,
-  write: boolean,
   request: Parameters<OperationDefinition['parse']>[0],
 ): ParseResult<RetailArguments> {
   const body =
@@ -141,7 +162,7 @@ function parseTool(
   return {
     kind: 'valid',
     input: parsed.args,
-    effectKey: write ? retailEffectKey(tool, parsed.args) : null,
+    effectKey: retailEffectKey(tool, parsed.args),
   };
 }
 
@@ -150,7 +171,7 @@ function toolError(message: string): ProviderResponse {
   return retailError(422, 'retail_error', message);
 }
 
-/** A read tool as an operation. */
+/** A read tool as an operation: `GET /retail/v1/<tool>?name=value…`. */
 export function readOperation(
   tool: string,
   spec: Readonly<Record<string, RetailArgumentType>>,
@@ -158,10 +179,10 @@ export function readOperation(
 ): OperationDefinition {
   return defineOperation<RetailArguments>({
     name: tool,
-    method: 'POST',
+    method: 'GET',
     path: `/retail/v1/${tool}`,
     kind: 'read',
-    parse: (request) => parseTool(tool, spec, false, request),
+    parse: (request) => parseQueryArguments(tool, spec, request),
     execute(input, context): ExecuteResult {
       const answer = run(retailView(context), input as never);
       return answer.kind === 'error'
@@ -182,7 +203,7 @@ export function writeOperation(
     method: 'POST',
     path: `/retail/v1/${tool}`,
     kind: 'write',
-    parse: (request) => parseTool(tool, spec, true, request),
+    parse: (request) => parseTool(tool, spec, request),
     execute(input, context): ExecuteResult {
       const answer = run(retailView(context), input as never);
       if (answer.kind === 'error') return { response: toolError(answer.message) };
