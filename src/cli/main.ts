@@ -16,6 +16,7 @@ import { registerSandboxCommand } from './sandbox-command.js';
 import { registerServeCommands } from './serve-command.js';
 import { registerShadowCommand } from './shadow-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
+import { registerWorldCommand } from './world-command.js';
 
 function packageVersion(): string {
   try {
@@ -53,6 +54,7 @@ registerServeCommands(program);
 registerConfigCommand(program);
 registerShadowCommand(program);
 registerMcpCommand(program);
+registerWorldCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([
