@@ -36,7 +36,7 @@ export interface ReplayOptions {
   readonly twice: boolean;
   /** Most calls for one write before giving up. @default 40 */
   readonly maxCallsPerWrite?: number;
-  /** Wait between calls of an unsettled write, in ms. @default 300 */
+  /** Wait between calls of an unsettled write, in ms: past the actions' settling window, so one retry usually settles it. @default 1_300 */
   readonly retryDelayMs?: number;
 }
 
@@ -70,7 +70,7 @@ async function settle(
     if (answer.decision !== 'guarded' || !UNSETTLED.has(answer.verdict ?? '')) {
       return { answer, calls };
     }
-    await sleep(options.retryDelayMs ?? 300);
+    await sleep(options.retryDelayMs ?? 1_300);
   }
   return { answer, calls: max };
 }
