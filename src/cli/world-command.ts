@@ -23,6 +23,7 @@ interface WorldCommandOptions {
   readonly task?: string;
   readonly faults?: string;
   readonly twice?: boolean;
+  readonly direct?: boolean;
   readonly json?: boolean;
   readonly out: string;
 }
@@ -86,6 +87,10 @@ export function registerWorldCommand(program: Command): void {
       'inject a seeded fault plan (lost answers, hangs, errors before the write)',
     )
     .option('--twice', 'send every write twice')
+    .option(
+      '--direct',
+      'baseline without Sideguard: call the retail API directly, resending a write that got no answer',
+    )
     .option('--json', 'print the report as JSON')
     .option('--out <dir>', 'where the report is written', '.sideguard/world')
     .action(async (options: WorldCommandOptions) => {
@@ -106,6 +111,7 @@ export function registerWorldCommand(program: Command): void {
         taskIndices,
         ...(faultSeed === undefined ? {} : { faultSeed }),
         twice: options.twice === true,
+        direct: options.direct === true,
         onTask: (result, done, total) => {
           if (result.matches === true) matching += 1;
           if (tty) process.stderr.write('\r\x1b[2K');
@@ -123,6 +129,7 @@ export function registerWorldCommand(program: Command): void {
         split,
         faultSeed: faultSeed ?? null,
         twice: options.twice === true,
+        direct: options.direct === true,
         passed: passed(summary),
         summary,
         tasks: results,

@@ -39,6 +39,8 @@ export interface RetailWorldReport {
   readonly split: string;
   readonly faultSeed: number | null;
   readonly twice: boolean;
+  /** The baseline without Sideguard (the agent calls the retail API itself). */
+  readonly direct: boolean;
   readonly passed: boolean;
   readonly summary: RetailWorldSummary;
   readonly tasks: readonly RetailTaskResult[];
@@ -103,7 +105,7 @@ export function summaryText(report: RetailWorldReport): string {
     .map(([kind, count]) => `${kind} ${count}`)
     .join(', ');
   return [
-    `retail world (${report.split}${report.faultSeed === null ? '' : `, faults seed ${report.faultSeed}`}${report.twice ? ', every write twice' : ''}): ${report.passed ? 'PASS' : 'FAIL'}`,
+    `retail world (${report.split}${report.faultSeed === null ? '' : `, faults seed ${report.faultSeed}`}${report.twice ? ', every write twice' : ''}${report.direct ? ', WITHOUT Sideguard' : ''}): ${report.passed ? 'PASS' : 'FAIL'}`,
     `tasks matching ${s.matching}/${s.judged}${s.tasks > s.judged ? ` (${s.tasks - s.judged} not judged: no expected changes for this split)` : ''}`,
     `writes: ${s.writeActions} gold, ${s.writeCalls} calls, ${s.committedWrites} committed by the sandbox; duplicate effects ${s.duplicateEffects}; duplicates prevented ${s.duplicatesPrevented}`,
     `faults: ${faults === '' ? 'none' : `${faults} (${s.tasksHitByFaults} tasks hit)`}; problems ${s.problems}; ${(s.durationMs / 1000).toFixed(1)} s`,

@@ -24,6 +24,7 @@ import { retailWriteTools } from '../../sandbox/providers/retail/retail-provider
 import type { SandboxExport } from '../../sandbox/sandbox-runtime.js';
 import { startSandbox } from '../../sandbox/start-sandbox.js';
 import { createMemoryStore } from '../../stores/memory/memory-store.js';
+import { replayDirect } from './retail-direct-replay.js';
 import { changedRecords, compareChanges, type RetailChanges } from './retail-end-state.js';
 import { retailFaultPlan } from './retail-fault-plan.js';
 import { retailGatewayConfig } from './retail-gateway-config.js';
@@ -46,6 +47,11 @@ export interface RetailWorldOptions {
   readonly faultSeed?: number;
   /** Send every write twice. @default false */
   readonly twice?: boolean;
+  /**
+   * The baseline without Sideguard: call the retail API directly, resending a write that got no
+   * answer. @default false
+   */
+  readonly direct?: boolean;
   /** Hears about each finished task (for progress). */
   readonly onTask?: (result: RetailTaskResult, done: number, total: number) => void;
 }
@@ -133,6 +139,31 @@ export async function runRetailWorld(
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const doorUrl = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
   const results: RetailTaskResult[] = [];
+  // One task's replay as an agent through the MCP door, with a fresh guard store.
+  const replayThroughGateway = async (task: RetailTask) => {
+    const keyRing = createDevelopmentKeyRing(`retail-world-${task.index}`);
+    const gateway = createMcpGateway({
+      config,
+      guard: createGuard({ store: createMemoryStore(), keyRing }),
+      keyRing,
+      upstreamStderr: 'ignore',
+    });
+    door = createMcpHttpDoor(gateway);
+    const client = new Client({ name: 'retail-world-agent', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(doorUrl, {
+          requestInit: { headers: { authorization: `Bearer ${AGENT_KEY}` } },
+        }),
+      );
+      return await replayTask(client, task.actions, { twice: options.twice === true });
+    } finally {
+      await client.close().catch(() => {});
+      await door.close();
+      door = undefined;
+      await gateway.close();
+    }
+  };
   try {
     for (const task of tasks) {
       const started = Date.now();
@@ -140,29 +171,12 @@ export async function runRetailWorld(
       if (options.faultSeed !== undefined) {
         await sandbox.control.setFaults(retailFaultPlan(options.faultSeed, task.index));
       }
-      const keyRing = createDevelopmentKeyRing(`retail-world-${task.index}`);
-      const gateway = createMcpGateway({
-        config,
-        guard: createGuard({ store: createMemoryStore(), keyRing }),
-        keyRing,
-        upstreamStderr: 'ignore',
-      });
-      door = createMcpHttpDoor(gateway);
-      const client = new Client({ name: 'retail-world-agent', version: '1.0.0' });
-      let replay: Awaited<ReturnType<typeof replayTask>>;
-      try {
-        await client.connect(
-          new StreamableHTTPClientTransport(doorUrl, {
-            requestInit: { headers: { authorization: `Bearer ${AGENT_KEY}` } },
-          }),
-        );
-        replay = await replayTask(client, task.actions, { twice: options.twice === true });
-      } finally {
-        await client.close().catch(() => {});
-        await door.close();
-        door = undefined;
-        await gateway.close();
-      }
+      const replay = options.direct
+        ? await replayDirect(
+            { dataUrl: sandbox.dataUrl, apiKey: RETAIL_API_KEY, twice: options.twice === true },
+            task.actions,
+          )
+        : await replayThroughGateway(task);
       const result = await judgeTask(
         task,
         replay,
