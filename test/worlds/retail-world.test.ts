@@ -29,6 +29,15 @@ describe('sideguard world retail', () => {
   }, 120_000);
 });
 
+describe('the baseline without Sideguard', () => {
+  it('matches the benchmark oracle while the sandbox counts the writes that landed twice', async () => {
+    // Address changes are idempotent by value: the oracle cannot tell a second one happened.
+    const results = await runRetailWorld({ taskIndices: [78, 110], direct: true, twice: true });
+    expect(results.map((result) => result.matches)).toEqual([true, true]);
+    expect(results.map((result) => result.duplicateEffects)).toEqual([1, 2]);
+  }, 60_000);
+});
+
 describe('the retail provider counts a write that lands twice', () => {
   it('two identical address changes sent straight to the sandbox are one effect committed twice', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'sideguard-retail-dup-'));

@@ -222,7 +222,10 @@ function judgeTask(
     const key = retailEffectKey(action.name, action.kwargs as RetailArguments);
     if (!committed.has(key)) continue;
     // Calls for an effect that landed, which the gateway answered without sending them on.
-    const sent = observations.requests.filter((request) => request.effectKey === key).length;
+    // Requests still hanging at the export count as sent too.
+    const sent = [...observations.requests, ...observations.inFlight].filter(
+      (request) => request.effectKey === key,
+    ).length;
     const calls = write.calls + (write.secondSend?.calls ?? 0);
     duplicatesPrevented += Math.max(0, calls - sent);
   }
