@@ -18,6 +18,7 @@ import { registerServeCommands } from './serve-command.js';
 import { registerShadowCommand } from './shadow-command.js';
 import { registerSweepCommand } from './sweep-command.js';
 import { registerVerifyCommands } from './verify-commands.js';
+import { registerWorldCommand } from './world-command.js';
 
 function packageVersion(): string {
   try {
@@ -57,6 +58,7 @@ registerShadowCommand(program);
 registerMcpCommand(program);
 registerSweepCommand(program);
 registerApprovalsCommands(program);
+registerWorldCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
 const INPUT_ERRNO = new Set([

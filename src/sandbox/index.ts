@@ -43,7 +43,15 @@ export {
   paymentsProvider,
   RefundReason,
 } from './providers/payments/payments-provider.js';
-export { builtInProviders } from './providers/provider-registry.js';
+export { builtInProviders, defaultProviderNames } from './providers/provider-registry.js';
+export { pyRound2 } from './providers/retail/py-round.js';
+export { retailEffectKey } from './providers/retail/retail-operations.js';
+export {
+  type RetailToolName,
+  retailProvider,
+  retailToolArguments,
+  retailWriteTools,
+} from './providers/retail/retail-provider.js';
 export { SandboxConfigError, SandboxControlError } from './sandbox-errors.js';
 export {
   type HeldRequest,

@@ -21,6 +21,7 @@ export const ProviderName = {
   crm: 'crm',
   issues: 'issues',
   orders: 'orders',
+  retail: 'retail',
 } as const;
 export type ProviderName = (typeof ProviderName)[keyof typeof ProviderName];
 

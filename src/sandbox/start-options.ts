@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultBodyLimitBytes } from './data-plane.js';
 import { checkFaultPlanTargets, type FaultPlan, parseFaultPlan } from './fault-plan.js';
 import { KeyTable, type SandboxApiKey } from './identity.js';
-import { builtInProviders } from './providers/provider-registry.js';
+import { builtInProviders, defaultProviderNames } from './providers/provider-registry.js';
 import { SandboxConfigError } from './sandbox-errors.js';
 import { checkHost, defaultSandboxHost } from './sandbox-listeners.js';
 import type { IdempotencyMode } from './sandbox-runtime.js';
@@ -27,7 +27,7 @@ export type ControlTokenSource = (typeof ControlTokenSource)[keyof typeof Contro
 
 /** Options of {@link startSandbox}. */
 export interface StartSandboxOptions {
-  /** Providers to serve, by name or definition. @default all built-in: payments, crm, issues, orders */
+  /** Providers to serve, by name or definition. @default payments, crm, issues, orders (`retail` is opt-in) */
   readonly providers?: readonly (ProviderName | ProviderDefinition)[];
   /** Directory holding state, journal and snapshots; created when missing; one sandbox at a time. */
   readonly stateDir: string;
@@ -152,7 +152,7 @@ export function resolveStartSettings(options: StartSandboxOptions): StartSetting
 }
 
 function resolveProviders(requested: StartSandboxOptions['providers']): ProviderDefinition[] {
-  const list = (requested ?? Object.keys(builtInProviders)).map((entry) => {
+  const list = (requested ?? defaultProviderNames).map((entry) => {
     if (typeof entry !== 'string') return entry;
     const provider = builtInProviders[entry as ProviderName];
     if (provider === undefined) {

@@ -7,6 +7,7 @@ import { crmProvider } from './crm/crm-provider.js';
 import { issuesProvider } from './issues/issues-provider.js';
 import { ordersProvider } from './orders/orders-provider.js';
 import { paymentsProvider } from './payments/payments-provider.js';
+import { retailProvider } from './retail/retail-provider.js';
 
 /** Built-in providers, in the order they are served and seeded. */
 export const builtInProviders: Readonly<Record<ProviderName, ProviderDefinition>> = {
@@ -14,4 +15,16 @@ export const builtInProviders: Readonly<Record<ProviderName, ProviderDefinition>
   crm: crmProvider,
   issues: issuesProvider,
   orders: ordersProvider,
+  retail: retailProvider,
 };
+
+/**
+ * The providers a sandbox serves when none are named. `retail` (the τ-bench retail world, a
+ * 2.5 MB seed) is opt-in: name it in `providers`.
+ */
+export const defaultProviderNames: readonly ProviderName[] = [
+  'payments',
+  'crm',
+  'issues',
+  'orders',
+];
