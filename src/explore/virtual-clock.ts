@@ -4,6 +4,7 @@
  * It is also the guard's scheduler: a lease's end fires when the clock passes it, so an executor
  * that outlives its lease sees its signal abort at the same virtual instant on every replay.
  */
+import { createManualClock } from '../core/clock.js';
 import type { Clock, Scheduler } from '../core/guard.js';
 
 /** The instant every schedule starts at: 2026-01-01T00:00:00.000Z. */
@@ -17,53 +18,18 @@ export interface VirtualClock extends Clock, Scheduler {
   advanceTo(epochMs: number): void;
 }
 
-interface Timer {
-  readonly atMs: number;
-  readonly order: number;
-  readonly callback: () => void;
-}
-
-/** Creates a virtual clock at {@link SIMULATION_EPOCH_MS}. */
+/** Creates a virtual clock at {@link SIMULATION_EPOCH_MS}: a manual clock that never steps back. */
 export function createVirtualClock(startMs = SIMULATION_EPOCH_MS): VirtualClock {
-  let now = startMs;
-  let scheduled = 0;
-  const timers = new Set<Timer>();
-  const fireDue = (): void => {
-    for (;;) {
-      let next: Timer | undefined;
-      for (const timer of timers) {
-        if (timer.atMs > now) continue;
-        if (
-          next === undefined ||
-          timer.atMs < next.atMs ||
-          (timer.atMs === next.atMs && timer.order < next.order)
-        ) {
-          next = timer;
-        }
-      }
-      if (next === undefined) return;
-      timers.delete(next);
-      next.callback();
-    }
-  };
+  const clock = createManualClock(startMs);
   return {
-    now: () => now,
+    now: () => clock.now(),
+    at: (atMs, callback) => clock.at(atMs, callback),
     advance(durationMs) {
       if (!(durationMs >= 0)) throw new RangeError(`advance(${durationMs}): must be ≥ 0`);
-      now += durationMs;
-      fireDue();
+      clock.advance(durationMs);
     },
     advanceTo(epochMs) {
-      if (epochMs > now) now = epochMs;
-      fireDue();
-    },
-    at(atMs, callback) {
-      const timer: Timer = { atMs, order: scheduled++, callback };
-      timers.add(timer);
-      fireDue();
-      return () => {
-        timers.delete(timer);
-      };
+      clock.set(Math.max(epochMs, clock.now()));
     },
   };
 }
