@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { SideguardError } from '../core/errors.js';
 import { registerApprovalsCommands } from './approvals-command.js';
+import { registerApproversCommand } from './approvers-command.js';
 import { CliError, ExitCode } from './cli-errors.js';
 import { registerConfigCommand } from './config-command.js';
 import { registerExploreCommand } from './explore-command.js';
@@ -58,6 +59,7 @@ registerShadowCommand(program);
 registerMcpCommand(program);
 registerSweepCommand(program);
 registerApprovalsCommands(program);
+registerApproversCommand(program);
 registerWorldCommand(program);
 
 /** Errors from the file system or the network stack that mean the user's input is unusable. */
