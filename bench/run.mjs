@@ -4,14 +4,16 @@
  * memory or warm-up, prints a table per suite and writes `bench/results.json` with the machine it
  * ran on. Suites import the built package from `dist/`: run `npm run build` first.
  *
- * Options: `--only NAME` (repeatable, or comma-separated) runs only those suites; `--quick`
- * shortens every measurement for a smoke check (its numbers are not comparable).
+ * Options: `--only NAME` (repeatable, or comma-separated) runs only those suites and keeps the
+ * other suites' last results in `bench/results.json` (every suite records its own date and load
+ * average, so results from different runs are never mistaken for one run); `--quick` shortens every
+ * measurement for a smoke check (its numbers are not comparable) and writes nothing.
  *
  * The peers it compares with (Prism, Powertools, the Redis client) are not dependencies of
  * sideguard: `bench/` has its own package.json and lockfile, installed (`npm ci`) on first use.
  */
 import { fork, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -158,7 +160,27 @@ function runSuite(name) {
   });
 }
 
-const output = { machine, options: { quick: options.quick, only }, suites: {} };
+const resultsPath = join(here, 'results.json');
+const output = { machine, options: { quick: options.quick, only }, suites: keptSuites() };
+
+/** With `--only`, the suites not run this time keep their last results (each has its own `ranAt`). */
+function keptSuites() {
+  if (only.length === 0 || !existsSync(resultsPath)) return {};
+  try {
+    const previous = JSON.parse(readFileSync(resultsPath, 'utf8'));
+    const kept = {};
+    for (const [name, suite] of Object.entries(previous.suites ?? {})) {
+      if (selected.includes(name)) continue;
+      kept[name] = { ranAt: previous.machine ?? null, ...suite };
+    }
+    return kept;
+  } catch (error) {
+    console.error(
+      `bench: ${resultsPath} is not readable JSON (${error instanceof Error ? error.message : String(error)}); only this run's suites will be written`,
+    );
+    return {};
+  }
+}
 let failed = false;
 console.log(
   `Sideguard bench on ${machine.cpuModel} × ${machine.cores}, ${machine.node}, ${machine.date}, load ${machine.loadAverageAtStart.join(' ')}${options.quick ? ' (quick: smoke check only)' : ''}`,
@@ -166,10 +188,16 @@ console.log(
 for (const name of selected) {
   console.log(`\n== ${name}`);
   const started = performance.now();
+  const suiteLoad = loadavg().map((value) => Number(value.toFixed(2)));
   try {
     const { name: reported, results, table, peakRssMb } = await runSuite(name);
     const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
-    output.suites[reported ?? name] = { seconds, peakRssMb, results };
+    const ranAt = {
+      date: new Date(Date.now() - seconds * 1000).toISOString(),
+      loadAverageAtStart: suiteLoad,
+      loadAverageAtEnd: loadavg().map((value) => Number(value.toFixed(2))),
+    };
+    output.suites[reported ?? name] = { ranAt, seconds, peakRssMb, results };
     console.log('');
     printTable(Array.isArray(table) ? table : flatten(results));
     if (Array.isArray(results?.targets)) {
@@ -201,7 +229,10 @@ for (const name of selected) {
 }
 output.machine.loadAverageAtEnd = loadavg().map((value) => Number(value.toFixed(2)));
 output.runnerPeakRssMb = Number((process.resourceUsage().maxRSS / 1024).toFixed(1));
-const resultsPath = join(here, 'results.json');
-writeFileSync(resultsPath, `${JSON.stringify(output, null, 2)}\n`);
-console.log(`\nwrote ${resultsPath}`);
+if (options.quick) {
+  console.log(`\n--quick: ${resultsPath} left as it was (smoke-check numbers are not comparable)`);
+} else {
+  writeFileSync(resultsPath, `${JSON.stringify(output, null, 2)}\n`);
+  console.log(`\nwrote ${resultsPath}`);
+}
 process.exit(failed ? 1 : 0);
