@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseFaultPlanJson } from '../sandbox/fault-plan.js';
 import { SandboxConfigError } from '../sandbox/sandbox-errors.js';
+import type { ProviderName } from '../sandbox/sandbox-types.js';
 import { type RunningSandbox, startSandbox } from '../sandbox/start-sandbox.js';
 import { CliError, ExitCode } from './cli-errors.js';
 import { registerSandboxControlCommands } from './sandbox-control-command.js';
@@ -21,6 +22,7 @@ interface ServeOptions {
   readonly faults?: string;
   readonly tokenFile?: string;
   readonly ignoreIdempotency?: string[];
+  readonly provider?: string[];
 }
 
 function integerOption(name: string, min: number, max: number) {
@@ -44,7 +46,9 @@ export function registerSandboxCommand(program: Command): void {
     .description('Stateful, provider-shaped APIs with faults at the commit point');
   sandbox
     .command('serve')
-    .description('Serve the payments, crm, issues and orders providers until interrupted')
+    .description(
+      'Serve the payments, crm, issues and orders providers (or those named by --provider) until interrupted',
+    )
     .option('--state-dir <dir>', 'directory for state, journal and snapshots', '.sideguard/sandbox')
     .option(
       '--seed <n>',
@@ -76,6 +80,11 @@ export function registerSandboxCommand(program: Command): void {
     .option(
       '--token-file <file>',
       'read the control token from this file (default: $SIDEGUARD_SANDBOX_TOKEN, else generated)',
+    )
+    .option(
+      '--provider <name>',
+      'serve this provider (repeatable; default: payments, crm, issues, orders; retail is opt-in)',
+      collect,
     )
     .option(
       '--ignore-idempotency <provider>',
@@ -130,6 +139,9 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(faults === undefined ? {} : { faults }),
     ...(controlToken === undefined ? {} : { controlToken }),
     idempotency,
+    ...(options.provider === undefined
+      ? {}
+      : { providers: options.provider.flatMap(providerNames) as ProviderName[] }),
   });
   printBanner(running, options);
 
@@ -151,6 +163,14 @@ async function serve(options: ServeOptions): Promise<void> {
   });
 }
 
+/** `--provider payments,retail` and `--provider payments --provider retail` mean the same. */
+function providerNames(value: string): string[] {
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+}
+
 async function readText(file: string, what: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
@@ -159,6 +179,19 @@ async function readText(file: string, what: string): Promise<string> {
       `Failed to read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   }
+}
+
+/** A first request to type, for a provider that is actually served. */
+function tryLines(running: RunningSandbox): string[] {
+  if (running.providers.includes('payments'))
+    return [
+      `  try: curl -s '${running.dataUrl}/v1/refunds?limit=3' -H 'Authorization: Bearer sk_test_sideguard_agent'`,
+    ];
+  if (running.providers.includes('retail'))
+    return [
+      `  try: curl -s '${running.dataUrl}/retail/v1/get_user_details?user_id=yusuf_rossi_9620' -H 'Authorization: Bearer retail_test_sideguard_agent'`,
+    ];
+  return [];
 }
 
 function printBanner(running: RunningSandbox, options: ServeOptions): void {
@@ -174,7 +207,7 @@ function printBanner(running: RunningSandbox, options: ServeOptions): void {
     `  data plane:    ${running.dataUrl}${options.host === undefined || running.dataUrl.includes(options.host) ? '' : ` (listening on ${options.host})`}`,
     `  control plane: ${control}`,
     `  control token: ${token}`,
-    `  try: curl -s '${running.dataUrl}/v1/refunds?limit=3' -H 'Authorization: Bearer sk_test_sideguard_agent'`,
+    ...tryLines(running),
     '  stop with Ctrl-C',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

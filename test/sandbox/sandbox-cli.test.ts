@@ -168,6 +168,61 @@ describe('sideguard sandbox serve', () => {
     }
   });
 
+  it('serves only the providers named by --provider, with a first request for one of them', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const serve = run([
+        'sandbox',
+        'serve',
+        '--state-dir',
+        join(dir, 'state'),
+        '--port',
+        '0',
+        '--control-port',
+        '0',
+        '--provider',
+        'retail',
+      ]);
+      await serve.waitFor('stop with Ctrl-C');
+      const { stdout } = serve.output();
+      expect(stdout).toMatch(/^sideguard sandbox: retail \(seed /m);
+      const dataUrl = /data plane:\s+(\S+)/.exec(stdout)?.[1] ?? '';
+      const tried = /try: curl -s '([^']+)' -H 'Authorization: Bearer ([^']+)'/.exec(stdout);
+      expect(tried?.[1]).toBe(`${dataUrl}/retail/v1/get_user_details?user_id=yusuf_rossi_9620`);
+      const user = await fetch(tried?.[1] ?? '', {
+        headers: { authorization: `Bearer ${tried?.[2] ?? ''}` },
+      });
+      expect(user.status).toBe(200);
+      const details = (await user.json()) as { result: { email: string } };
+      expect(details.result.email).toBe('yusuf.rossi7301@example.com');
+      const payments = await call(dataUrl, 'GET', '/v1/refunds?limit=3', {
+        key: keys.paymentsWriter,
+      });
+      expect(payments.status).toBe(404);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('refuses an unknown --provider with one line naming the built-in ones, exit 2', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const state = join(dir, 'state');
+      const serve = run(['sandbox', 'serve', '--state-dir', state, '--provider', 'payments,bank']);
+      expect(await serve.exited).toBe(2);
+      const lines = serve.output().stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /Unknown provider "bank" \(built-in: payments, crm, issues, orders, retail\)/,
+      );
+      expect(existsSync(state)).toBe(false);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('refuses a bad --host with one line, exit 2, and no state directory', async () => {
     const { dir, cleanup } = await tempDir();
     try {
