@@ -30,7 +30,10 @@ interface TenantState {
   readonly byEffect: Map<string, string[]>;
   readonly claims: Map<string, EffectClaim>;
   readonly evidence: Map<string, AuthorityEvidenceRecord[]>;
+  /** The tenant's chain in sequence order. */
   ledger: LedgerEvent[];
+  /** proposal → its events in sequence order, so a proposal's history costs its own length. */
+  ledgerByProposal: Map<string, LedgerEvent[]>;
   head: LedgerHead | undefined;
   checkpoint: LedgerHead | undefined;
 }
@@ -50,6 +53,7 @@ export function createMemoryStore(): GuardStore {
         claims: new Map(),
         evidence: new Map(),
         ledger: [],
+        ledgerByProposal: new Map(),
         head: undefined,
         checkpoint: undefined,
       };
@@ -107,7 +111,7 @@ export function createMemoryStore(): GuardStore {
         stored.push(structuredClone(evidence));
         state.evidence.set(evidence.proposal, stored);
       }
-      state.ledger.push(...events);
+      for (const event of events) appendToLedger(state, event);
       const last = events.at(-1);
       if (last !== undefined) state.head = { sequence: last.sequence, hash: last.hash };
       return { kind: 'committed', events };
@@ -175,13 +179,15 @@ export function createMemoryStore(): GuardStore {
     },
 
     async readLedger(query: LedgerQuery) {
+      const state = tenantState(query.tenant);
       const after = query.afterSequence ?? 0;
-      const events = tenantState(query.tenant).ledger.filter(
-        (event) =>
-          event.sequence > after &&
-          (query.proposal === undefined || event.proposal === query.proposal),
-      );
-      return structuredClone(query.limit === undefined ? events : events.slice(0, query.limit));
+      const chain =
+        query.proposal === undefined
+          ? state.ledger
+          : (state.ledgerByProposal.get(query.proposal) ?? []);
+      const from = firstAfter(chain, after);
+      const to = query.limit === undefined ? chain.length : from + query.limit;
+      return structuredClone(chain.slice(from, to));
     },
 
     async ledgerHead(tenant) {
@@ -194,7 +200,10 @@ export function createMemoryStore(): GuardStore {
       const removed = state.ledger.filter((event) => event.sequence <= throughSequence);
       const last = removed.at(-1);
       if (last === undefined) return;
-      state.ledger = state.ledger.filter((event) => event.sequence > throughSequence);
+      const kept = state.ledger.filter((event) => event.sequence > throughSequence);
+      state.ledger = [];
+      state.ledgerByProposal = new Map();
+      for (const event of kept) appendToLedger(state, event);
       state.checkpoint = { sequence: last.sequence, hash: last.hash };
     },
 
@@ -207,4 +216,24 @@ export function createMemoryStore(): GuardStore {
       closed = true;
     },
   };
+}
+
+function appendToLedger(state: TenantState, event: LedgerEvent): void {
+  state.ledger.push(event);
+  if (event.proposal === null) return;
+  const own = state.ledgerByProposal.get(event.proposal);
+  if (own === undefined) state.ledgerByProposal.set(event.proposal, [event]);
+  else own.push(event);
+}
+
+/** Index of the first event with a sequence above `after` (events are in sequence order). */
+function firstAfter(events: readonly LedgerEvent[], after: number): number {
+  let low = 0;
+  let high = events.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((events[middle] as LedgerEvent).sequence > after) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
