@@ -156,8 +156,10 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       `SELECT tenant, sequence, hash, event FROM ledger_events
        WHERE tenant = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
     ),
+    // Without INDEXED BY the planner walks the tenant's whole chain by primary key (to skip the
+    // sort), so a proposal's history would cost the tenant's: 1.9 ms at 14,000 events.
     readLedgerOfProposal: db.prepare<[string, string, number, number], EventRow>(
-      `SELECT tenant, sequence, hash, event FROM ledger_events
+      `SELECT tenant, sequence, hash, event FROM ledger_events INDEXED BY ledger_events_by_proposal
        WHERE tenant = ? AND proposal = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
     ),
     lastEventThrough: db.prepare<[string, number], { sequence: number; hash: string }>(
