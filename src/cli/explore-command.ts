@@ -10,6 +10,7 @@ import { timelineOf, writeFailureArtifacts } from '../explore/failure-artifacts.
 import { openTriggers } from '../explore/open-findings.js';
 import { readReplayFile } from '../explore/replay-file.js';
 import { KNOWN_BREAKAGES } from '../explore/simulation.js';
+import { ExploreStoreTier } from '../explore/sqlite-tier.js';
 import { CliError, ExitCode } from './cli-errors.js';
 
 interface ExploreCommandOptions {
@@ -24,6 +25,7 @@ interface ExploreCommandOptions {
   readonly only?: string[];
   readonly shrink: boolean;
   readonly avoidOpen?: boolean;
+  readonly store: string;
 }
 
 function positiveInteger(name: string, value: string | undefined): number | undefined {
@@ -44,9 +46,14 @@ function progressLine(
   return `\r[explore] ${progress.schedules} schedules  ${progress.schedulesPerSecond.toFixed(0)}/s  coverage ${progress.cells} cells  ${(progress.elapsedMs / 1000).toFixed(1)} s${budget}   `;
 }
 
+function storeTier(value: string): ExploreStoreTier {
+  if (value === ExploreStoreTier.memory || value === ExploreStoreTier.sqlite) return value;
+  throw new CliError(`--store must be memory or sqlite, got ${JSON.stringify(value)}`);
+}
+
 function summary(report: ExploreReport): string {
   const seeds = `seeds ${report.firstSeed}…${report.firstSeed + report.schedules - 1}`;
-  return `${report.schedules} schedules in ${(report.elapsedMs / 1000).toFixed(1)} s (${report.schedulesPerSecond.toFixed(0)}/s), workload ${report.workload}, ${seeds}; ${report.cells.length} coverage cells (fault × phase × actor); ${report.judgeChecks} judge cross-checks, ${report.determinismChecks} determinism re-runs`;
+  return `${report.schedules} schedules in ${(report.elapsedMs / 1000).toFixed(1)} s (${report.schedulesPerSecond.toFixed(0)}/s), workload ${report.workload}, ${report.store} store, ${seeds}; ${report.cells.length} coverage cells (fault × phase × actor); ${report.judgeChecks} judge cross-checks, ${report.determinismChecks} determinism re-runs`;
 }
 
 async function runReplay(path: string, json: boolean): Promise<void> {
@@ -81,6 +88,11 @@ export function registerExploreCommand(program: Command): void {
       'refund | refund-and-close | approvals | compensation | mix',
       'mix',
     )
+    .option(
+      '--store <tier>',
+      'memory | sqlite (the real SQLite adapter, a fresh file per schedule; slower)',
+      'memory',
+    )
     .option('--json', 'print the report as JSON')
     .option('--replay <file>', 'replay one recorded schedule and write its timeline')
     .option('--out-dir <dir>', 'where failure artifacts go', '.sideguard/explore')
@@ -100,6 +112,7 @@ export function registerExploreCommand(program: Command): void {
         await runReplay(options.replay, options.json === true);
         return;
       }
+      const store = storeTier(options.store);
       const seconds = positiveInteger('seconds', options.seconds);
       const schedules = positiveInteger('schedules', options.schedules);
       const seed = positiveInteger('seed', options.seed) ?? Date.now() % 1_000_000_000;
@@ -114,6 +127,7 @@ export function registerExploreCommand(program: Command): void {
       try {
         report = await explore({
           workload: options.workload,
+          store,
           seed,
           ...(seconds === undefined ? {} : { seconds }),
           ...(schedules === undefined ? {} : { schedules }),

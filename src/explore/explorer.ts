@@ -18,6 +18,7 @@ import {
   type ScheduleRun,
   type TraceEntry,
 } from './simulation.js';
+import { createSqliteTier, type ExploreStoreTier } from './sqlite-tier.js';
 
 /** Options of {@link explore}. */
 export interface ExploreOptions {
@@ -51,7 +52,13 @@ export interface ExploreOptions {
    * @default true when breakages are set
    */
   readonly differential?: boolean;
-  /** Extra schedule options (a SQLite store opener, guard breakage switches, `avoid`). */
+  /**
+   * The store every schedule runs on: the memory store, or the slower SQLite tier (a fresh file
+   * per schedule, through the real adapter). Ignored when `scheduleOptions.openStore` is set.
+   * @default 'memory'
+   */
+  readonly store?: ExploreStoreTier;
+  /** Extra schedule options (a store opener, guard breakage switches, `avoid`). */
   readonly scheduleOptions?: Omit<ScheduleOptions, 'workload' | 'breakages' | 'trace'>;
 }
 
@@ -80,6 +87,7 @@ export interface ExploreFailure {
 /** What an exploration did. */
 export interface ExploreReport {
   readonly workload: string;
+  readonly store: ExploreStoreTier;
   readonly breakages: readonly string[];
   readonly firstSeed: number;
   readonly schedules: number;
@@ -124,26 +132,52 @@ export async function runAndCheck(
 export async function replayRecorded(
   file: Pick<ReplayFile, 'workload' | 'breakages' | 'choices'> & {
     readonly avoid?: readonly string[];
+    readonly store?: ExploreStoreTier | undefined;
   },
   options: {
     readonly trace?: TraceEntry[];
     readonly scheduleOptions?: ExploreOptions['scheduleOptions'];
   } = {},
 ): Promise<{ readonly evidence: ScheduleEvidence; readonly violations: Violation[] }> {
-  const { run, violations } = await runAndCheck(ChoiceTape.fromChoices(file.choices), {
-    ...options.scheduleOptions,
-    workload: file.workload,
-    breakages: file.breakages,
-    avoid: file.avoid ?? [],
-    ...(options.trace === undefined ? {} : { trace: options.trace }),
-  });
-  return { evidence: run.evidence, violations };
+  const tier =
+    file.store === 'sqlite' && options.scheduleOptions?.openStore === undefined
+      ? await createSqliteTier()
+      : undefined;
+  try {
+    const { run, violations } = await runAndCheck(ChoiceTape.fromChoices(file.choices), {
+      ...options.scheduleOptions,
+      ...(tier === undefined ? {} : { openStore: tier.openStore }),
+      workload: file.workload,
+      breakages: file.breakages,
+      avoid: file.avoid ?? [],
+      ...(options.trace === undefined ? {} : { trace: options.trace }),
+    });
+    return { evidence: run.evidence, violations };
+  } finally {
+    await tier?.close();
+  }
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => realTimers.setImmediate(resolve));
 
 /** Explores schedules until the budget runs out or a violation is found (then shrinks it). */
 export async function explore(options: ExploreOptions = {}): Promise<ExploreReport> {
+  const store = options.store ?? 'memory';
+  if (store === 'memory' || options.scheduleOptions?.openStore !== undefined) {
+    return exploreOn(options, store);
+  }
+  const tier = await createSqliteTier();
+  try {
+    return await exploreOn(
+      { ...options, scheduleOptions: { ...options.scheduleOptions, openStore: tier.openStore } },
+      store,
+    );
+  } finally {
+    await tier.close();
+  }
+}
+
+async function exploreOn(options: ExploreOptions, store: ExploreStoreTier): Promise<ExploreReport> {
   const workload = options.workload ?? 'mix';
   const breakages = [...(options.breakages ?? [])];
   const firstSeed = options.seed ?? 1;
@@ -246,14 +280,17 @@ export async function explore(options: ExploreOptions = {}): Promise<ExploreRepo
         detectedAfterMs,
         shrunk,
         judge,
-        replay: replayFileFor(
-          workload,
-          breakages,
-          options.scheduleOptions?.avoid ?? [],
-          seed,
-          shrunk?.choices ?? run.choices,
-          shrunk?.violation ?? first,
-        ),
+        replay: {
+          ...replayFileFor(
+            workload,
+            breakages,
+            options.scheduleOptions?.avoid ?? [],
+            seed,
+            shrunk?.choices ?? run.choices,
+            shrunk?.violation ?? first,
+          ),
+          ...(store === 'sqlite' ? { store } : {}),
+        },
       };
       break;
     }
@@ -272,6 +309,7 @@ export async function explore(options: ExploreOptions = {}): Promise<ExploreRepo
   const elapsedMs = elapsed();
   return {
     workload,
+    store,
     breakages,
     firstSeed,
     schedules,

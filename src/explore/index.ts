@@ -48,6 +48,8 @@ export {
 export type { InputBinding, ScheduleEvidence, Violation } from './schedule-evidence.js';
 export type { ScheduleOptions, ScheduleRun } from './simulation.js';
 export { KNOWN_BREAKAGES, runSchedule } from './simulation.js';
+export type { SqliteTier } from './sqlite-tier.js';
+export { createSqliteTier, ExploreStoreTier } from './sqlite-tier.js';
 export type { WorkloadDefinition } from './workloads/workload-kit.js';
 export {
   agentAttempt,

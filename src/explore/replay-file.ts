@@ -25,6 +25,8 @@ export const replayFileSchema = z.strictObject({
   breakages: z.array(z.string()).default([]),
   /** Fault triggers the schedule left out (see `open-findings.ts`). */
   avoid: z.array(z.string()).default([]),
+  /** The store tier it ran on; absent means the memory store (see `sqlite-tier.ts`). */
+  store: z.enum(['memory', 'sqlite']).optional(),
   /** The seed the schedule was first drawn from (informative: `choices` replays it). */
   seed: z.int().nonnegative(),
   choices: z.array(z.int().nonnegative()),

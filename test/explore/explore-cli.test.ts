@@ -18,7 +18,16 @@ describe('sideguard explore', () => {
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(
-      /^PASS explore: 20 schedules in .* workload refund, seeds 1…20; \d+ coverage cells/,
+      /^PASS explore: 20 schedules in .* workload refund, memory store, seeds 1…20; \d+ coverage cells/,
+    );
+  });
+
+  it('--store sqlite runs the schedules over the real SQLite adapter', () => {
+    const run = runCli(['explore', '--store', 'sqlite', '--schedules', '8', '--seed', '3']);
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(
+      /^PASS explore: 8 schedules in .* workload mix, sqlite store, seeds 3…10;/,
     );
   });
 
@@ -70,6 +79,10 @@ describe('sideguard explore', () => {
     [['--schedules', '-3'], /--schedules must be a non-negative integer, got "-3"/],
     [['--workload', 'nope', '--schedules', '1'], /unknown workload "nope"; known: refund/],
     [['--breakage', 'nope', '--schedules', '1'], /unknown breakage "nope"; known: /],
+    [
+      ['--store', 'postgres', '--schedules', '1'],
+      /--store must be memory or sqlite, got "postgres"/,
+    ],
   ])('bad input exits 2 with one line: %s', (args, message) => {
     const run = runCli(['explore', ...args]);
     expect(run.status).toBe(2);

@@ -33,7 +33,7 @@ async function fileWithHistory(path: string): Promise<void> {
         proposal: { kind: 'insert', record: sampleProposal(tenant, proposal) },
         events: [0, 1, 2].map((step) => ({
           proposal,
-          type: 'proposal_created',
+          type: 'policy_decided' as const,
           at: new Date(1_700_000_000_000 + step).toISOString(),
           actionType: 'support.refund@1',
           status: null,
