@@ -18,7 +18,8 @@ import {
   postgresShown,
   postgresUnreachable,
 } from './kit/postgres-bare.mjs';
-import { ensureMemoryRedis, MEMORY_REDIS_URL, startDurableRedis } from './kit/redis-peer.mjs';
+import { MEMORY_REDIS_URL } from './kit/redis-peer.mjs';
+import { ensureMemoryRedis, startDurableRedis } from './kit/redis-servers.mjs';
 import { latencyStats, median, round, summarise } from './kit/stats.mjs';
 import { evaluateTargets, tableOf } from './kit/stores-targets.mjs';
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { defineAction } from '../../../dist/index.js';
-import { drive } from './stats.mjs';
+import { driveIds } from './stats.mjs';
 
 /** The tenant every single-tenant measurement uses (and the growth suite's measured tenant). */
 export const TENANT = 'bench-tenant';
@@ -50,21 +50,14 @@ export function tenantOf(sequence, tenants = 1) {
 }
 
 /** One measurement of guard.run in this process. */
-export function measureGuard(guard, action, { concurrency, durationMs, maxCalls, label, tenants }) {
-  const nonce = randomBytes(4).toString('hex');
-  return drive({
-    concurrency,
-    durationMs,
-    maxCalls,
-    call: async (sequence) => {
-      const id = `${label}-${nonce}-${sequence}`;
-      const outcome = await guard.run(action, {
-        tenant: tenantOf(sequence, tenants),
-        principal: 'bench',
-        input: { effect: id, requestId: id },
-      });
-      return outcome.outcome === 'verified';
-    },
+export function measureGuard(guard, action, options) {
+  return driveIds(options, async (id, sequence) => {
+    const outcome = await guard.run(action, {
+      tenant: tenantOf(sequence, options.tenants),
+      principal: 'bench',
+      input: { effect: id, requestId: id },
+    });
+    return outcome.outcome === 'verified';
   });
 }
 

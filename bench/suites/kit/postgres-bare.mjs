@@ -3,9 +3,8 @@
  * compares the PostgreSQL store with — a bare single-row INSERT transaction (BEGIN; INSERT;
  * COMMIT), one connection per caller, on the same server in the same run.
  */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { drive } from './stats.mjs';
+import { driveIds } from './stats.mjs';
 
 export const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -59,28 +58,24 @@ export async function openBareInserts({ schema, connections }) {
   }
   const insert = `INSERT INTO "${schema}".bare_inserts (id, tenant, payload) VALUES ($1, $2, $3)`;
   return {
-    measure({ concurrency, durationMs, maxCalls, label }) {
-      if (concurrency > clients.length)
-        throw new Error(`bare inserts: ${concurrency} callers but ${clients.length} connections`);
-      const nonce = randomBytes(4).toString('hex');
+    measure(options) {
+      if (options.concurrency > clients.length) {
+        throw new Error(
+          `bare inserts: ${options.concurrency} callers but ${clients.length} connections`,
+        );
+      }
       const idle = [...clients];
-      return drive({
-        concurrency,
-        durationMs,
-        maxCalls,
-        call: async (sequence) => {
-          // Each caller loop holds one connection for its transaction, as a pool would.
-          const client = idle.pop();
-          try {
-            const id = `${label}-${nonce}-${sequence}`;
-            await client.query('BEGIN');
-            await client.query(insert, [id, 'bench-tenant', JSON.stringify({ effect: id })]);
-            await client.query('COMMIT');
-            return true;
-          } finally {
-            idle.push(client);
-          }
-        },
+      return driveIds(options, async (id) => {
+        // Each caller holds one connection for its transaction, as a pool would.
+        const client = idle.pop();
+        try {
+          await client.query('BEGIN');
+          await client.query(insert, [id, 'bench-tenant', JSON.stringify({ effect: id })]);
+          await client.query('COMMIT');
+          return true;
+        } finally {
+          idle.push(client);
+        }
       });
     },
     close: () => Promise.all(clients.map((client) => client.end().catch(() => undefined))),

@@ -1,19 +1,14 @@
 /**
  * The Powertools idempotency peer: `makeIdempotent` around the same no-op, `CachePersistenceLayer`
- * on a connected `@redis/client`, keyed on the effect. Two Redis servers back it: the machine's
- * on 6379 without persistence (started as before if nothing answers), and a durable one the bench
- * starts on a free port with its own directory (`appendonly yes`, `appendfsync always`) and stops.
+ * on a connected `@redis/client`, keyed on the effect (the Redis servers: `redis-servers.mjs`).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { count, newCounter } from './guard-load.mjs';
-import { drive } from './stats.mjs';
+import { driveIds } from './stats.mjs';
 
 export const MEMORY_REDIS_URL = 'redis://127.0.0.1:6379';
 
-async function connectRedis(url) {
+export async function connectRedis(url) {
   const { createClient } = await import('@redis/client');
   const client = createClient({
     url,
@@ -22,90 +17,6 @@ async function connectRedis(url) {
   client.on('error', () => undefined);
   await client.connect();
   return client;
-}
-
-async function waitForRedis(url, what) {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const client = await connectRedis(url).catch(() => undefined);
-    if (client !== undefined) return client;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${what} did not answer on ${url} within 10 s`);
-}
-
-/** Makes sure the in-memory Redis answers on 6379, starting a throwaway server if none does. */
-export async function ensureMemoryRedis(log) {
-  const client = await connectRedis(MEMORY_REDIS_URL).catch(() => undefined);
-  if (client !== undefined) {
-    await client.quit().catch(() => undefined);
-    return;
-  }
-  log('Redis does not answer on 127.0.0.1:6379; starting redis-server');
-  const child = spawn(
-    'redis-server',
-    [
-      ...['--daemonize', 'yes', '--bind', '127.0.0.1', '-::1', '--port', '6379'],
-      ...['--save', '', '--appendonly', 'no'],
-      ...['--dir', '/var/lib/redis', '--logfile', '/var/log/redis/ci.log'],
-    ],
-    { stdio: 'ignore' },
-  );
-  await new Promise((resolve) => child.once('exit', resolve));
-  await (await waitForRedis(MEMORY_REDIS_URL, 'redis-server')).quit();
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Starts the durable Redis: its own port and directory, every write fsynced before the reply
- * (`appendfsync always`), no RDB snapshots. Returns its URL and `stop()`; the server is also
- * killed when this process exits, so a failing suite never leaves it running.
- */
-export async function startDurableRedis(dir) {
-  mkdirSync(dir, { recursive: true });
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      ...['--bind', '127.0.0.1', '--port', String(port), '--dir', dir],
-      ...['--appendonly', 'yes', '--appendfsync', 'always', '--save', ''],
-      ...['--logfile', 'redis.log', '--daemonize', 'no'],
-    ],
-    { stdio: 'ignore' },
-  );
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  process.once('exit', kill);
-  const url = `redis://127.0.0.1:${port}`;
-  try {
-    await (await waitForRedis(url, 'the durable redis-server')).quit();
-  } catch (error) {
-    kill();
-    throw error;
-  }
-  return {
-    url,
-    pid: child.pid,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(kill, 5_000);
-      await exited;
-      clearTimeout(timer);
-      process.off('exit', kill);
-    },
-  };
 }
 
 /** The peer on the Redis at `url`: the function, its execution counter, and `close()`. */
@@ -128,17 +39,10 @@ export async function startPeer(url) {
   return { fn, counter, close: () => client.quit().catch(() => client.destroy?.()) };
 }
 
-export function measurePeer(peer, { concurrency, durationMs, maxCalls, label }) {
-  const nonce = randomBytes(4).toString('hex');
-  return drive({
-    concurrency,
-    durationMs,
-    maxCalls,
-    call: async (sequence) => {
-      const id = `${label}-${nonce}-${sequence}`;
-      const answer = await peer.fn({ effect: id, requestId: id });
-      return answer?.id === `noop_${id}`;
-    },
+export function measurePeer(peer, options) {
+  return driveIds(options, async (id) => {
+    const answer = await peer.fn({ effect: id, requestId: id });
+    return answer?.id === `noop_${id}`;
   });
 }
 

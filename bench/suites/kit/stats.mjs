@@ -2,6 +2,7 @@
  * The bench's arithmetic: medians, percentiles, the summary of several runs, the bounded loop
  * that drives a contender, and a target row (measured ÷ baseline against a required ratio).
  */
+import { randomBytes } from 'node:crypto';
 
 export function median(values) {
   if (values.length === 0) return null;
@@ -84,6 +85,17 @@ export async function drive({ concurrency, durationMs, maxCalls, call }) {
     cpuUsPerCall: completed > 0 ? (cpu.user + cpu.system) / completed : null,
     ...latencyStats(latencies),
   };
+}
+
+/** `drive` with a fresh id per call: `${label}-${nonce}-${sequence}`, unique across runs. */
+export function driveIds({ concurrency, durationMs, maxCalls, label }, call) {
+  const nonce = randomBytes(4).toString('hex');
+  return drive({
+    concurrency,
+    durationMs,
+    maxCalls,
+    call: (sequence) => call(`${label}-${nonce}-${sequence}`, sequence),
+  });
 }
 
 /** A target row: ratio = measured / baseline; met when the ratio reaches `requiredRatio`. */
