@@ -77,6 +77,11 @@ function summariseStorms(storms) {
     effectsPerStormMax: Math.max(...effects),
     effectsPerStormMin: Math.min(...effects),
     proposalsPerStormMax: proposals.length > 0 ? Math.max(...proposals) : null,
+    /** Up to 3 storms whose callers were answered with more than one proposal: who got what. */
+    stormsNamingSeveralProposals: storms
+      .filter((one) => one.proposals > 1)
+      .slice(0, 3)
+      .map((one) => ({ effects: one.effects, answersByProposal: one.answersByProposal })),
     indefinite: storms.reduce((sum, one) => sum + one.indefinite, 0),
     p99Ms: round(latencyStats(storms.flatMap((one) => one.latencies)).p99Ms, 2),
     outcomes,

@@ -70,7 +70,8 @@ export async function storm(guard, action, counter, label, callers = 64) {
   const effect = `storm-${label}-${randomBytes(6).toString('hex')}`;
   const latencies = [];
   const outcomes = {};
-  const proposals = new Set();
+  /** Proposal id → `#n` (in order of first answer) → outcome → callers. */
+  const proposals = new Map();
   let errors = 0;
   let indefinite = 0;
   await Promise.all(
@@ -83,7 +84,9 @@ export async function storm(guard, action, counter, label, callers = 64) {
           input: { effect, requestId: `${effect}-${caller}` },
         });
         outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
-        proposals.add(result.proposal);
+        const answers = proposals.get(result.proposal) ?? {};
+        answers[result.outcome] = (answers[result.outcome] ?? 0) + 1;
+        proposals.set(result.proposal, answers);
         if (!DEFINITE.has(result.outcome)) indefinite += 1;
       } catch {
         errors += 1;
@@ -99,5 +102,6 @@ export async function storm(guard, action, counter, label, callers = 64) {
     errors,
     indefinite,
     proposals: proposals.size,
+    answersByProposal: [...proposals.values()],
   };
 }

@@ -30,14 +30,13 @@ function stormTarget(storms) {
   const indefinite = ours.reduce((sum, [, value]) => sum + value.indefinite, 0);
   const met = ours.every(
     ([, value]) =>
-      value.effectsPerStormMin === 1 &&
-      value.effectsPerStormMax === 1 &&
-      value.indefinite === 0 &&
-      value.proposalsPerStormMax === 1,
+      value.effectsPerStormMin === 1 && value.effectsPerStormMax === 1 && value.indefinite === 0,
   );
+  // Shown, not judged (the issue does not ask it): how many proposals the answers named.
+  const proposals = Math.max(...ours.map(([, value]) => value.proposalsPerStormMax ?? 0));
   return {
     target: 'duplicate storm ×64: exactly 1 effect per storm, every caller a definite outcome',
-    measured: `${maxEffects} effect(s) max, ${indefinite} caller(s) without a definite outcome`,
+    measured: `${maxEffects} effect(s) max, ${indefinite} caller(s) without a definite outcome (answers named ≤ ${proposals} proposal(s) per storm)`,
     baseline: 1,
     baselineName: '1 effect, 0 indefinite',
     ratio: null,
@@ -156,7 +155,7 @@ export function tableOf(results) {
   }
   for (const [name, value] of Object.entries(results.storms)) {
     rows.push({
-      measurement: `storm ×64 ${LABELS[name] ?? name}: effects/storm ${value.effectsPerStormMin}–${value.effectsPerStormMax}`,
+      measurement: `storm ×64 ${LABELS[name] ?? name}: effects/storm ${value.effectsPerStormMin}–${value.effectsPerStormMax}${value.proposalsPerStormMax > 1 ? `, answers named ≤ ${value.proposalsPerStormMax} proposals` : ''}`,
       'per second': '',
       'p50 ms': '',
       'p99 ms': value.p99Ms,
