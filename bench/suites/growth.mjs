@@ -135,7 +135,7 @@ export async function run({ log = console.log, quick = false } = {}) {
     });
     const ledger = measureLedgerScale(seeded.path, join(dir, 'ledger'), log);
     if (ledger.exported !== undefined) {
-      processes['guard.exportLedger (one process)'] = ledger.exported.maxRssMb;
+      processes['guard.exportLedgerChunks (one process)'] = ledger.exported.maxRssMb;
       processes['guard.verifyLedger (one process)'] = ledger.verified.maxRssMb;
       for (const one of ledger.cliVerify)
         processes[`sideguard ledger verify, ${one.lines} events`] = one.maxRssMb;
@@ -188,7 +188,7 @@ function tableOf(results) {
     runs: `${one.events} events in ${one.ms} ms`,
   });
   if (ledger.exported !== undefined) {
-    rows.push(ledgerRow('guard.exportLedger (events/s)', ledger.exported));
+    rows.push(ledgerRow('guard.exportLedgerChunks (events/s)', ledger.exported));
     rows.push(ledgerRow(`guard.verifyLedger: ${ledger.verified.verdict}`, ledger.verified));
     for (const one of ledger.cliVerify)
       rows.push(ledgerRow(`sideguard ledger verify: ${one.verdict} (events/s)`, one));

@@ -6,12 +6,14 @@ import type { Command } from 'commander';
 import { verifyLedgerFile } from '../verify/ledger-file.js';
 import { type ExpectedHead, parseExpectedHead } from '../verify/ledger-lines.js';
 import { ExitCode } from './cli-errors.js';
+import { registerLedgerExportCommand } from './ledger-export-command.js';
 import { registerLedgerHeadCommand } from './ledger-head-command.js';
 
 /** Registers `sideguard ledger …`. */
 export function registerLedgerCommand(program: Command): void {
   const ledger = program.command('ledger').description('Work with exported ledgers (JSONL)');
   registerLedgerHeadCommand(ledger);
+  registerLedgerExportCommand(ledger);
   ledger
     .command('verify')
     .description('Check the hash chain of a JSONL ledger export and name the first bad entry')

@@ -10,7 +10,12 @@ import { executeProposal } from './guard/execute.js';
 import { expireDue } from './guard/expiry.js';
 import { createGuardContext } from './guard/guard-context.js';
 import type { Guard, GuardCoreConfig } from './guard/guard-types.js';
-import { exportLedger, replayFromLedger, verifyLedger } from './guard/ledger-access.js';
+import {
+  exportLedger,
+  exportLedgerChunks,
+  replayFromLedger,
+  verifyLedger,
+} from './guard/ledger-access.js';
 import { resolveOutcome } from './guard/operator-resolution.js';
 import { prepareProposal } from './guard/prepare.js';
 import { eraseProposal, readProposal } from './guard/read-erase.js';
@@ -60,6 +65,7 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
       });
     },
     exportLedger: (options) => exportLedger(context, options),
+    exportLedgerChunks: (options) => exportLedgerChunks(context, options),
     verifyLedger: (options) => verifyLedger(context, options),
     replay: (address) => replayFromLedger(context, address),
   };

@@ -1,6 +1,6 @@
 /**
  * Whether the ledger's verification and export are linear and stream in constant memory: on the
- * measured tenant's real chain in the growth store, `guard.exportLedger` and `guard.verifyLedger`
+ * measured tenant's real chain in the growth store, `guard.exportLedgerChunks` and `guard.verifyLedger`
  * (each in its own process), then `sideguard ledger verify` (the CLI, under `/usr/bin/time` for
  * its peak RSS) on the export and on its first quarter and half (prefixes of a valid chain are
  * valid chains). The CLI's start-up (loading Node and the package, ~1 s here) is measured on a
@@ -64,7 +64,7 @@ export function measureLedgerScale(path, dir, log) {
   try {
     const exported = runWorker('export', path, full);
     log(
-      `ledger: guard.exportLedger ${exported.events} events in ${exported.ms} ms, peak RSS ${exported.maxRssMb} MB`,
+      `ledger: guard.exportLedgerChunks ${exported.events} events in ${exported.ms} ms, peak RSS ${exported.maxRssMb} MB`,
     );
     const verified = runWorker('verify', path);
     log(

@@ -1,10 +1,12 @@
 /**
  * One ledger operation on the growth store in its own process, so its peak RSS is its own:
- * `export` (`guard.exportLedger` of the measured tenant, written to a JSONL file) or `verify`
+ * `export` (`guard.exportLedgerChunks` of the measured tenant, streamed to a JSONL file) or `verify`
  * (`guard.verifyLedger` of that tenant against the store's head). Prints one JSON line:
  * `{ ms, events?, bytes?, verdict?, maxRssMb }` (time excludes opening the store).
  */
-import { writeFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createDevelopmentKeyRing, createGuard } from '../../../dist/index.js';
 import { createSqliteStore } from '../../../dist/stores/sqlite/index.js';
 
@@ -14,10 +16,17 @@ const guard = createGuard({ store, keyRing: createDevelopmentKeyRing() });
 const started = performance.now();
 let report;
 if (mode === 'export') {
-  const text = await guard.exportLedger({ tenant });
-  const ms = performance.now() - started;
-  writeFileSync(out, text);
-  report = { ms, bytes: Buffer.byteLength(text), events: text.split('\n').length - 1 };
+  let bytes = 0;
+  let events = 0;
+  const counted = async function* () {
+    for await (const chunk of guard.exportLedgerChunks({ tenant })) {
+      bytes += Buffer.byteLength(chunk);
+      for (let at = chunk.indexOf('\n'); at !== -1; at = chunk.indexOf('\n', at + 1)) events += 1;
+      yield chunk;
+    }
+  };
+  await pipeline(Readable.from(counted()), createWriteStream(out));
+  report = { ms: performance.now() - started, bytes, events };
 } else if (mode === 'verify') {
   const verdict = await guard.verifyLedger({ tenant });
   report = { ms: performance.now() - started, verdict: verdict.kind, events: verdict.count };

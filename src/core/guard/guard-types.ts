@@ -249,8 +249,14 @@ export interface Guard {
     action: A,
     options: Omit<PrepareOptions, 'mode'>,
   ): Promise<GuardResult>;
-  /** The tenant's ledger as JSONL (one sealed event per line). */
+  /** The tenant's ledger as JSONL (one sealed event per line), as one string. */
   exportLedger(options: { readonly tenant: string }): Promise<string>;
+  /**
+   * The tenant's ledger as JSONL chunks (a page of events each), read page by page up to the head
+   * the store holds when it starts: constant memory however long the chain, e.g.
+   * `await pipeline(Readable.from(guard.exportLedgerChunks({ tenant })), createWriteStream(file))`.
+   */
+  exportLedgerChunks(options: { readonly tenant: string }): AsyncIterable<string>;
   /** Verifies the tenant's stored chain (from its retention checkpoint, if any). */
   verifyLedger(options: { readonly tenant: string }): Promise<LedgerVerification>;
   /** A proposal's decision path reconstructed from the ledger alone. */

@@ -1,25 +1,58 @@
 /** The guard's view of a tenant's ledger: export, chain verification against the store's head, replay. */
 import { checkArgument, checkTenant } from '../argument-checks.js';
 import {
+  createLedgerChainVerifier,
+  type LedgerEvent,
+  type LedgerHead,
   type LedgerVerification,
   ledgerToJsonl,
   type ProposalReplay,
   replayProposal,
-  verifyLedgerChain,
 } from '../ledger.js';
+import type { GuardStore } from '../store.js';
 import type { GuardContext } from './guard-context.js';
 import type { ProposalAddress } from './guard-types.js';
 
-/** The tenant's ledger as JSONL (one sealed event per line). */
+/** What exporting a ledger reads from a store. */
+export type LedgerReader = Pick<GuardStore, 'ledgerHead' | 'readLedger'>;
+
+/** Events per store read when exporting or verifying: memory stays bounded by one page. */
+const LEDGER_PAGE = 1000;
+
+/**
+ * The tenant's ledger as JSONL chunks (one sealed event per line, one chunk per page of events),
+ * read page by page, up to the head the store holds when the export starts: memory stays constant
+ * however long the chain is.
+ */
+export async function* exportLedgerChunks(
+  context: { readonly store: LedgerReader },
+  options: { readonly tenant: string },
+): AsyncGenerator<string, void, undefined> {
+  const tenant = checkTenant(options.tenant);
+  const head = await context.store.ledgerHead(tenant);
+  for await (const page of ledgerPages(context.store, tenant, 0)) {
+    const kept =
+      head === undefined ? page : page.filter((event) => event.sequence <= head.sequence);
+    if (kept.length > 0) yield ledgerToJsonl(kept);
+    if (kept.length < page.length) return;
+  }
+}
+
+/** The tenant's ledger as one JSONL string (see {@link exportLedgerChunks} for long chains). */
 export async function exportLedger(
   context: GuardContext,
   options: { readonly tenant: string },
 ): Promise<string> {
-  const tenant = checkTenant(options.tenant);
-  return ledgerToJsonl(await context.store.readLedger({ tenant }));
+  let text = '';
+  for await (const chunk of exportLedgerChunks(context, options)) text += chunk;
+  return text;
 }
 
-/** Verifies the tenant's stored chain (from its retention checkpoint, if any) and its end. */
+/**
+ * Verifies the tenant's stored chain (from its retention checkpoint, if any) and its end, page by
+ * page. The end must be the head the store keeps, so removing the newest entries is detected, and
+ * so is an entry added after the head; entries appended while it reads are read too.
+ */
 export async function verifyLedger(
   context: GuardContext,
   options: { readonly tenant: string },
@@ -27,24 +60,70 @@ export async function verifyLedger(
   const tenant = checkTenant(options.tenant);
   const { store } = context;
   const checkpoint = await store.ledgerCheckpoint(tenant);
-  const verdict = verifyLedgerChain(
-    await store.readLedger({ tenant }),
-    checkpoint === undefined ? {} : { from: checkpoint },
-  );
-  if (verdict.kind === 'invalid') return verdict;
-  // The chain can only prove what it holds: compare its end with the head the store kept,
-  // so removing the newest entries is detected too.
-  const head = await store.ledgerHead(tenant);
-  if (head?.sequence !== verdict.head?.sequence || head?.hash !== verdict.head?.hash) {
-    return {
-      kind: 'invalid',
-      index: verdict.count,
-      sequence: verdict.head?.sequence ?? null,
-      reason: 'head_mismatch',
-      message: `the chain ends at sequence ${verdict.head?.sequence ?? 0} but the store's head is sequence ${head?.sequence ?? 0} (entries were removed from the end)`,
-    };
+  const verifier = createLedgerChainVerifier(checkpoint === undefined ? {} : { from: checkpoint });
+  let after = 0;
+  // Each round reads what was appended since the last; a head that stays ahead of a chain that
+  // no longer grows means entries were removed from the end.
+  for (let round = 0; round < MAX_VERIFY_ROUNDS; round += 1) {
+    let grew = false;
+    for await (const page of ledgerPages(store, tenant, after)) {
+      grew = true;
+      for (const event of page) {
+        if (verifier.push(event) !== undefined) return verifier.result();
+      }
+      after = (page.at(-1) as LedgerEvent).sequence;
+    }
+    const verdict = verifier.result();
+    if (verdict.kind === 'invalid') return verdict;
+    const head = await store.ledgerHead(tenant);
+    if (head?.sequence === verdict.head?.sequence && head?.hash === verdict.head?.hash) {
+      return verdict;
+    }
+    if (!grew && round > 0) return headMismatch(verdict, head);
+    if ((head?.sequence ?? 0) < (verdict.head?.sequence ?? 0)) return headMismatch(verdict, head);
   }
-  return verdict;
+  const last = verifier.result();
+  return last.kind === 'invalid' ? last : headMismatch(last, await store.ledgerHead(tenant));
+}
+
+/** A busy tenant gets this many chances to catch up with its head before the check gives up. */
+const MAX_VERIFY_ROUNDS = 8;
+
+function headMismatch(
+  verdict: Extract<LedgerVerification, { kind: 'valid' }>,
+  head: LedgerHead | undefined,
+): LedgerVerification {
+  const end = verdict.head;
+  return {
+    kind: 'invalid',
+    index: verdict.count,
+    sequence: end?.sequence ?? null,
+    reason: 'head_mismatch',
+    message:
+      (head?.sequence ?? 0) < (end?.sequence ?? 0)
+        ? `the chain ends at sequence ${end?.sequence ?? 0} but the store's head is sequence ${head?.sequence ?? 0} (entries were added after the head)`
+        : `the chain ends at sequence ${end?.sequence ?? 0} but the store's head is sequence ${head?.sequence ?? 0} (entries were removed from the end)`,
+  };
+}
+
+/** The tenant's events after `after`, a page at a time, in sequence order. */
+async function* ledgerPages(
+  store: LedgerReader,
+  tenant: string,
+  after: number,
+): AsyncGenerator<readonly LedgerEvent[], void, undefined> {
+  let from = after;
+  for (;;) {
+    const page = await store.readLedger({
+      tenant,
+      afterSequence: from,
+      limit: LEDGER_PAGE,
+    });
+    if (page.length === 0) return;
+    yield page;
+    if (page.length < LEDGER_PAGE) return;
+    from = (page.at(-1) as LedgerEvent).sequence;
+  }
 }
 
 /** A proposal's decision path reconstructed from the ledger alone. */
