@@ -20,12 +20,14 @@ import {
   RETRYABLE_CODES,
   refusedByDatabase,
 } from './postgres-errors.js';
-import { eventRowSql } from './postgres-sql.js';
+import { eventRowSql, type WriteSql } from './postgres-sql.js';
 
 /** One caller's commit, waiting in the queue for the next batch. */
 export interface PendingCommit {
   readonly write: StoreCommit;
-  /** The commit's writes as SQL with literals, one statement each (see `commitStatements`). */
+  /** The commit's writes (see `commitWrites`), built before the commit is queued. */
+  readonly writes: readonly WriteSql[];
+  /** The writes as statements answering with their row counts (see `countedSql`). */
   readonly statements: readonly string[];
   readonly resolve: (result: StoreCommitResult) => void;
   readonly reject: (error: unknown) => void;

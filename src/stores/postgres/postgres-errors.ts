@@ -56,7 +56,7 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /** True when PostgreSQL cancelled a statement at the statement (or lock) timeout. */
-function isStatementTimeout(error: unknown): boolean {
+export function isStatementTimeout(error: unknown): boolean {
   const code = errorCode(error);
   return code !== undefined && TIMED_OUT_CODES.has(code);
 }

@@ -72,8 +72,30 @@ function envelopeUpdate(
   return { conditions, effects };
 }
 
-/** The proposal write of a commit (see `commitStatements`), answering 1 when it applied. */
-function proposalStatement(q: string, write: StoreCommit): string | undefined {
+/**
+ * One write of a commit as data-modifying CTEs and the CTE whose rows say whether it applied
+ * (one row when it did). The group commit sends it as `SELECT 1 FROM <from>` and reads the row
+ * count (decision 024); the one-round-trip commit asserts the count instead (decision 119).
+ */
+export interface WriteSql {
+  readonly ctes: string;
+  readonly from: string;
+}
+
+/** The write as a statement whose row count is 1 when it applied. */
+export function countedSql(write: WriteSql): string {
+  return `${write.ctes}
+    SELECT 1 FROM ${write.from}`;
+}
+
+/** The write as a statement that fails (division by zero) unless it applied to exactly 1 row. */
+export function assertedSql(write: WriteSql): string {
+  return `${write.ctes}
+    SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM ${write.from}`;
+}
+
+/** The proposal write of a commit (see `commitWrites`). */
+function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
   const change = write.proposal;
   if (change === undefined) return undefined;
   const r = change.record;
@@ -95,18 +117,20 @@ function proposalStatement(q: string, write: StoreCommit): string | undefined {
       const text = texts[part];
       return text === null ? [] : [`('${part}', ${literal(text)})`];
     });
-    const insert = `INSERT INTO ${q}.proposals
+    const insert = `WITH inserted AS (INSERT INTO ${q}.proposals
       (tenant, proposal, ${Object.keys(columns).join(', ')})
       VALUES (${tenant}, ${proposal}, ${Object.values(columns).join(', ')})
-      ON CONFLICT (tenant, proposal) DO NOTHING`;
-    if (parts.length === 0) return insert;
+      ON CONFLICT (tenant, proposal) DO NOTHING RETURNING tenant, proposal)`;
+    if (parts.length === 0) return { ctes: insert, from: 'inserted' };
     // The sealed parts are written only with the proposal row; the count is the proposal's.
-    return `WITH inserted AS (${insert} RETURNING tenant, proposal),
+    return {
+      ctes: `${insert},
       sealed AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
         SELECT i.tenant, i.proposal, v.part, v.envelope
         FROM inserted i CROSS JOIN (VALUES ${parts.join(', ')}) AS v (part, envelope)
-        ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)
-      SELECT 1 FROM inserted`;
+        ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)`,
+      from: 'inserted',
+    };
   }
   // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
   // wait, then PostgreSQL re-checks the condition on the row it committed. An update that
@@ -118,34 +142,40 @@ function proposalStatement(q: string, write: StoreCommit): string | undefined {
     WHERE tenant = ${tenant} AND proposal = ${proposal}
     AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}
     ${conditions.map((condition) => `AND ${condition}`).join('\n    ')}`;
-  if (effects.length === 0) return update;
-  return `WITH updated AS (${update} RETURNING tenant, proposal),
-    ${effects.join(',\n    ')}
-    SELECT 1 FROM updated`;
+  return {
+    ctes: [`WITH updated AS (${update} RETURNING tenant, proposal)`, ...effects].join(',\n    '),
+    from: 'updated',
+  };
 }
 
 /**
  * A commit's writes, built before it is queued so the batch spends no time on JSON while it
  * holds the chain heads: the proposal write, the claim insert and one insert per evidence item,
- * in that order, each answering with its row count (1 when it applied).
+ * in that order.
  */
-export function commitStatements(q: string, write: StoreCommit): string[] {
-  const statements: string[] = [];
+export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
+  const writes: WriteSql[] = [];
   const tenant = literal(write.tenant);
-  const proposal = proposalStatement(q, write);
-  if (proposal !== undefined) statements.push(proposal);
+  const proposal = proposalWrite(q, write);
+  if (proposal !== undefined) writes.push(proposal);
   if (write.claim !== undefined) {
     const { effectScope, proposal, atMs } = write.claim;
-    statements.push(`INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
+    writes.push({
+      ctes: `WITH claimed AS (INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
       VALUES (${tenant}, ${literal(effectScope)}, ${literal(proposal)}, ${literal(atMs)})
-      ON CONFLICT (tenant, effect_scope) DO NOTHING`);
+      ON CONFLICT (tenant, effect_scope) DO NOTHING RETURNING 1)`,
+      from: 'claimed',
+    });
   }
   for (const item of write.evidence ?? []) {
-    statements.push(`INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
+    writes.push({
+      ctes: `WITH stored AS (INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
       VALUES (${tenant}, ${literal(item.proposal)}, ${literal(item.evidenceDigest)}, ${literal(encodeJson(item))})
-      ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING`);
+      ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING RETURNING 1)`,
+      from: 'stored',
+    });
   }
-  return statements;
+  return writes;
 }
 
 /** Locks the chain heads of `tenants` that exist, in PostgreSQL's tenant order. */
@@ -189,6 +219,44 @@ export function moveHeadsSql(
       FROM (VALUES ${rows.join(', ')}) AS v (tenant, sequence, hash, was)
       WHERE h.tenant = v.tenant AND h.sequence = v.was RETURNING 1)
     SELECT 1 / (CASE WHEN count(*) = ${moves.length} THEN 1 ELSE 0 END) FROM moved`;
+}
+
+/**
+ * The append of a batch's sealed events (as {@link eventRowSql} rows) and the move of every
+ * head they extend, from the head locked at the start (`was`) to the last event; nothing when
+ * the batch sealed no event.
+ */
+export function appendAndMoveSql(
+  q: string,
+  events: readonly LedgerEvent[],
+  eventRows: readonly string[],
+  was: ReadonlyMap<string, LedgerHead>,
+): string[] {
+  if (events.length === 0) return [];
+  const last = new Map<string, LedgerHead>();
+  for (const event of events)
+    last.set(event.tenant, { sequence: event.sequence, hash: event.hash });
+  const moves = [...last].map(([tenant, to]) => ({
+    tenant,
+    to,
+    was: was.get(tenant) as LedgerHead,
+  }));
+  return [appendEventsSql(q, eventRows), moveHeadsSql(q, moves)];
+}
+
+/**
+ * Locks the chain heads of `heads`' tenants in PostgreSQL's tenant order (as
+ * {@link selectHeadsSql}) and fails (division by zero) unless each is exactly as given.
+ */
+export function assertHeadsSql(q: string, heads: ReadonlyMap<string, LedgerHead>): string {
+  const tenants = [...heads.keys()];
+  const expected = [...heads].map(
+    ([tenant, head]) =>
+      `(${literal(tenant)}, ${literal(head.sequence)}::bigint, ${literal(head.hash)})`,
+  );
+  return `WITH locked AS (${selectHeadsSql(q, tenants)})
+    SELECT 1 / (CASE WHEN count(*) FILTER (WHERE (tenant, sequence, hash) IN (${expected.join(', ')}))
+      = ${tenants.length} THEN 1 ELSE 0 END) FROM locked`;
 }
 
 /** Parameterised statements: the rare commit paths, the reads and retention. */

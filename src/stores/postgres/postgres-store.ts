@@ -22,7 +22,7 @@ import { createCommitQueue } from './postgres-group-commit.js';
 import { purgePostgresErased, truncatePostgresLedger } from './postgres-maintenance.js';
 import { quoteSchema } from './postgres-migrations.js';
 import { postgresReads } from './postgres-reads.js';
-import { commitStatements, parameterisedSql } from './postgres-sql.js';
+import { commitWrites, parameterisedSql } from './postgres-sql.js';
 
 export type { PostgresStoreHooks } from './postgres-context.js';
 export { redactConnectionString } from './postgres-errors.js';
@@ -163,7 +163,7 @@ export async function createPostgresStoreWithHooks(
     async commit(write: StoreCommit): Promise<StoreCommitResult> {
       ensureOpen();
       assertCommitShape(write);
-      return track(queue.enqueue(write, commitStatements(q, write)));
+      return track(queue.enqueue(write, commitWrites(q, write)));
     },
     getProposal: (tenant, proposal) => read(() => reads.getProposal(tenant, proposal)),
     listProposalsByEffect: (tenant, effectScope, limit = 50) =>
