@@ -7,6 +7,12 @@
  * INSERT transactions. Imports the built package (dist/); a measurement, never a test.
  *
  *   node bench/pg-round-trips.mjs [--seconds 2] [--runs 3] [--no-c64] [--no-c1]
+ *     [--compare <other dist/>] [--server-pid <postmaster pid>]
+ *
+ * `--compare` measures a second build (e.g. the commit before a change) interleaved with this
+ * one, run by run, so both see the same machine. `--server-pid` adds the CPU time PostgreSQL's
+ * processes (the postmaster's children, from /proc) spent per action: on a shared machine CPU
+ * per action is steadier than a rate. Only meaningful when nothing else uses that server.
  *
  * Counting wraps `pg.Client.prototype.query` in this process: one call is one round trip; its
  * statements are counted by the `;\n` separators the store joins them with; a transaction is a
@@ -14,12 +20,12 @@
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { z } from 'zod';
-import { createDevelopmentKeyRing, createGuard, defineAction } from '../dist/index.js';
-import { createPostgresStore } from '../dist/stores/postgres/index.js';
 
 const here = fileURLToPath(import.meta.url);
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -33,6 +39,40 @@ const option = (name, fallback) => {
 };
 const SECONDS = option('seconds', 2);
 const RUNS = option('runs', 3);
+const SERVER_PID = option('server-pid', 0);
+const textOption = (name) => {
+  const at = args.indexOf(`--${name}`);
+  return at === -1 ? undefined : resolve(args[at + 1]);
+};
+const DISTS = {
+  current: resolve(here, '..', '..', 'dist'),
+  ...(textOption('compare') === undefined ? {} : { compared: textOption('compare') }),
+};
+
+/** The guard and the PostgreSQL store from one build. */
+async function loadBuild(dist) {
+  const root = await import(pathToFileURL(`${dist}/index.js`).href);
+  const postgres = await import(pathToFileURL(`${dist}/stores/postgres/index.js`).href);
+  return { ...root, createPostgresStore: postgres.createPostgresStore };
+}
+
+/** CPU seconds the children of the postmaster `pid` have used (0 without one). */
+function serverCpuSeconds(pid) {
+  if (pid === 0) return 0;
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== pid && Number(entry) !== pid) continue;
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended while we listed it.
+    }
+  }
+  return ticks / 100;
+}
 
 // ------------------------------------------------------------------ counting
 
@@ -88,7 +128,7 @@ function perAction(before, after, actions) {
 
 // ------------------------------------------------------------------ workloads
 
-function noopAction() {
+function noopAction({ defineAction }) {
   const receipt = (context) => ({
     id: `noop_${context.providerIdempotencyKey.slice(3, 27)}`,
     provider: 'noop',
@@ -111,6 +151,7 @@ function noopAction() {
 async function drive(callers, durationMs, call) {
   let completed = 0;
   let failed = 0;
+  const serverBefore = serverCpuSeconds(SERVER_PID);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + durationMs;
@@ -127,29 +168,37 @@ async function drive(callers, durationMs, call) {
   await Promise.all(Array.from({ length: callers }, loop));
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
+  const serverMicros = (serverCpuSeconds(SERVER_PID) - serverBefore) * 1e6;
   return {
     completed,
     failed,
     elapsedMs,
     perSecond: (completed / elapsedMs) * 1000,
     cpuMicrosPerCall: completed === 0 ? 0 : (cpu.user + cpu.system) / completed,
+    serverCpuMicrosPerCall: completed === 0 ? 0 : serverMicros / completed,
   };
 }
 
-async function openGuard(schema, connections) {
-  const store = await createPostgresStore({
+async function openGuard(build, schema, connections) {
+  const store = await build.createPostgresStore({
     connectionString: URL,
     schema,
     maxConnections: connections,
   });
-  return { store, guard: createGuard({ store, keyRing: createDevelopmentKeyRing() }) };
+  const keyRing = build.createDevelopmentKeyRing();
+  return { store, guard: build.createGuard({ store, keyRing }) };
 }
 
+/**
+ * `guard.run` of a new effect on one of `tenants` tenants named `<label>-tenant-<i>` (processes
+ * given the same label share them); effect ids are unique per process.
+ */
 function actionCall(guard, action, tenants, label) {
   let sequence = 0;
+  const nonce = `${process.pid}-${randomBytes(3).toString('hex')}`;
   return async () => {
-    const id = `${label}-${sequence}`;
-    const tenant = `rt-tenant-${sequence % tenants}`;
+    const id = `${label}-${nonce}-${sequence}`;
+    const tenant = `${label}-tenant-${sequence % tenants}`;
     sequence += 1;
     const outcome = await guard.run(action, {
       tenant,
@@ -180,8 +229,9 @@ async function childMain() {
     call = bareCall(pool, spec.schema);
     close = () => pool.end();
   } else {
-    const { store, guard } = await openGuard(spec.schema, CALLERS_PER_PROCESS);
-    call = actionCall(guard, noopAction(), spec.tenants, `${spec.label}-${process.pid}`);
+    const build = await loadBuild(spec.dist);
+    const { store, guard } = await openGuard(build, spec.schema, CALLERS_PER_PROCESS);
+    call = actionCall(guard, noopAction(build), spec.tenants, spec.label);
     close = () => store.close();
   }
   // Warm up, then wait for the parent's start so all processes measure the same interval.
@@ -211,10 +261,12 @@ async function measureProcesses(spec) {
   const done = children.map((child) => next(child, 'done'));
   for (const child of children) child.send({ kind: 'start' });
   const results = (await Promise.all(done)).map((message) => message.result);
+  const completed = results.reduce((sum, result) => sum + result.completed, 0);
+  const cpu = results.reduce((sum, result) => sum + result.cpuMicrosPerCall * result.completed, 0);
   return {
     perSecond: results.reduce((sum, result) => sum + result.perSecond, 0),
     failed: results.reduce((sum, result) => sum + result.failed, 0),
-    cpuMicrosPerCall: median(results.map((result) => result.cpuMicrosPerCall)),
+    cpuMicrosPerCall: completed === 0 ? 0 : cpu / completed,
   };
 }
 
@@ -228,77 +280,106 @@ function median(values) {
 
 const round = (value, digits = 0) => Number(value.toFixed(digits));
 
+/** One build's guard at concurrency 1, its round trips counted. */
+async function c1Contender(name, dist, schema) {
+  const build = await loadBuild(dist);
+  const { store, guard } = await openGuard(build, schema, 10);
+  const call = actionCall(guard, noopAction(build), 1, `c1-${name}`);
+  await drive(1, 300, call);
+  const runs = [];
+  return {
+    name,
+    runs,
+    async measure(durationMs) {
+      const before = snapshotCounts();
+      const result = await drive(1, durationMs, call);
+      runs.push({ ...result, ...perAction(before, snapshotCounts(), result.completed) });
+    },
+    close: () => store.close(),
+  };
+}
+
+function summariseC1(contender, bareRate) {
+  const { runs } = contender;
+  const rate = median(runs.map((run) => run.perSecond));
+  const last = runs.at(-1);
+  return {
+    actionsPerSecond: round(rate),
+    ratio: round(rate / bareRate, 3),
+    msPerAction: round(1000 / rate, 2),
+    cpuMicrosPerAction: round(median(runs.map((run) => run.cpuMicrosPerCall))),
+    serverCpuMicrosPerAction: round(median(runs.map((run) => run.serverCpuMicrosPerCall))),
+    roundTripsPerAction: round(last.roundTrips, 2),
+    transactionsPerAction: round(last.transactions, 2),
+    statementsPerAction: round(last.statements, 2),
+    roundTripsByKind: last.byKind,
+    runs: runs.map((run) => round(run.perSecond)),
+  };
+}
+
 async function measureC1(schema, durationMs) {
   installCounter();
   const pool = new pg.Pool({ connectionString: URL, max: 1 });
   const bare = bareCall(pool, schema);
-  const { store, guard } = await openGuard(schema, 10);
-  const action = noopAction();
-  const call = actionCall(guard, action, 1, `c1-${randomBytes(3).toString('hex')}`);
-  await drive(1, 300, call);
   await drive(1, 300, bare);
+  const contenders = [];
+  for (const [name, dist] of Object.entries(DISTS)) {
+    contenders.push(await c1Contender(name, dist, schema));
+  }
   const bareRuns = [];
-  const actionRuns = [];
-  let totals;
   for (let run = 0; run < RUNS; run += 1) {
     bareRuns.push(await drive(1, durationMs, bare));
-    const before = snapshotCounts();
-    const result = await drive(1, durationMs, call);
-    actionRuns.push({ ...result, ...perAction(before, snapshotCounts(), result.completed) });
-    totals = actionRuns.at(-1);
+    for (const contender of contenders) await contender.measure(durationMs);
   }
-  await store.close();
+  for (const contender of contenders) await contender.close();
   await pool.end();
   const bareRate = median(bareRuns.map((run) => run.perSecond));
-  const actionRate = median(actionRuns.map((run) => run.perSecond));
   return {
     bareInsertsPerSecond: round(bareRate),
-    actionsPerSecond: round(actionRate),
-    ratio: round(actionRate / bareRate, 3),
-    msPerAction: round(1000 / actionRate, 2),
-    cpuMicrosPerAction: round(median(actionRuns.map((run) => run.cpuMicrosPerCall))),
     bareCpuMicrosPerInsert: round(median(bareRuns.map((run) => run.cpuMicrosPerCall))),
-    roundTripsPerAction: round(totals.roundTrips, 2),
-    transactionsPerAction: round(totals.transactions, 2),
-    statementsPerAction: round(totals.statements, 2),
-    roundTripsByKind: totals.byKind,
-    runs: {
-      bare: bareRuns.map((run) => round(run.perSecond)),
-      actions: actionRuns.map((run) => round(run.perSecond)),
-    },
+    bareServerCpuMicrosPerInsert: round(median(bareRuns.map((run) => run.serverCpuMicrosPerCall))),
+    bareRuns: bareRuns.map((run) => round(run.perSecond)),
+    ...Object.fromEntries(
+      contenders.map((contender) => [contender.name, summariseC1(contender, bareRate)]),
+    ),
   };
 }
 
 async function measureC64(schema, durationMs) {
-  const rows = { bare: [], oneTenant: [], eightTenants: [] };
+  const shapes = [
+    ['oneTenant', 1],
+    ['eightTenants', 8],
+  ];
+  const rows = { bare: [] };
   for (let run = 0; run < RUNS; run += 1) {
     rows.bare.push(await measureProcesses({ kind: 'bare', schema, durationMs }));
-    for (const [name, tenants] of [
-      ['oneTenant', 1],
-      ['eightTenants', 8],
-    ]) {
-      const label = `c64-${name}-${run}`;
-      rows[name].push(
-        await measureProcesses({ kind: 'actions', schema, durationMs, tenants, label }),
-      );
+    for (const [build, dist] of Object.entries(DISTS)) {
+      for (const [shape, tenants] of shapes) {
+        const label = `c64-${build}-${shape}-${run}`;
+        const spec = { kind: 'actions', dist, schema, durationMs, tenants, label };
+        const name = `${build}.${shape}`;
+        rows[name] = [...(rows[name] ?? []), await measureProcesses(spec)];
+      }
     }
   }
-  const rate = (name) => median(rows[name].map((row) => row.perSecond));
-  const bare = rate('bare');
+  const bare = median(rows.bare.map((row) => row.perSecond));
+  const summary = (list) => {
+    const rate = median(list.map((row) => row.perSecond));
+    return {
+      actionsPerSecond: round(rate),
+      ratio: round(rate / bare, 3),
+      cpuMicrosPerAction: round(median(list.map((row) => row.cpuMicrosPerCall))),
+      failed: list.reduce((sum, row) => sum + row.failed, 0),
+      runs: list.map((row) => round(row.perSecond)),
+    };
+  };
   return {
     bareInsertsPerSecond: round(bare),
-    oneTenant: {
-      actionsPerSecond: round(rate('oneTenant')),
-      ratio: round(rate('oneTenant') / bare, 3),
-    },
-    eightTenants: {
-      actionsPerSecond: round(rate('eightTenants')),
-      ratio: round(rate('eightTenants') / bare, 3),
-    },
-    cpuMicrosPerAction: round(median(rows.oneTenant.map((row) => row.cpuMicrosPerCall))),
-    failed: rows.oneTenant.concat(rows.eightTenants).reduce((sum, row) => sum + row.failed, 0),
-    runs: Object.fromEntries(
-      Object.entries(rows).map(([name, list]) => [name, list.map((row) => round(row.perSecond))]),
+    bareRuns: rows.bare.map((row) => round(row.perSecond)),
+    ...Object.fromEntries(
+      Object.entries(rows)
+        .filter(([name]) => name !== 'bare')
+        .map(([name, list]) => [name, summary(list)]),
     ),
   };
 }

@@ -30,6 +30,8 @@ export interface PostgresContext {
   /** `PostgreSQL <redacted url>, schema "<name>"`, for messages. */
   readonly where: string;
   readonly sql: PostgresStatements;
+  /** Whether reads run as named statements, prepared once per connection (decision 120). */
+  readonly preparedStatements: boolean;
   readonly hooks: PostgresStoreHooks;
   /**
    * Checks a client out of the pool.

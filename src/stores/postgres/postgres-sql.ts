@@ -3,6 +3,7 @@
  * round trip, no parameters), a commit's writes, the batch's head and ledger statements, and the
  * parameterised statements of the rare paths and the reads. Pure text; nothing here runs SQL.
  */
+import { createHash } from 'node:crypto';
 import { StoreInvariantError } from '../../core/errors.js';
 import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
 import type { ProposalRecord, StoreCommit } from '../../core/store.js';
@@ -289,9 +290,12 @@ export function parameterisedSql(q: string) {
     listDue: `SELECT ${proposal} WHERE p.tenant = $1 AND p.due_at_ms IS NOT NULL
       AND p.due_at_ms <= $2 AND p.status = ANY($3::text[])
       ORDER BY p.due_at_ms, p.proposal LIMIT $4`,
+    // Two texts rather than `($3 IS NULL OR proposal = $3)`, so each has one good plan when
+    // prepared (a generic plan cannot know which branch a call takes).
     readLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
-      WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
-      ORDER BY sequence LIMIT $4`,
+      WHERE tenant = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
+    readProposalLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
+      WHERE tenant = $1 AND proposal = $3 AND sequence > $2 ORDER BY sequence LIMIT $4`,
     // One ordered index range per status (LATERAL), merged: each reads at most `limit` rows.
     listProposals: `SELECT l.tenant, l.proposal, l.revision, l.status, l.record, l.snapshot, l.output
       FROM unnest($1::text[]) AS wanted (status) CROSS JOIN LATERAL (
@@ -311,6 +315,14 @@ export function parameterisedSql(q: string) {
       WHERE tenant = $1`,
     checkpoint: `SELECT checkpoint_sequence, checkpoint_hash FROM ${q}.ledger_heads WHERE tenant = $1`,
   } as const;
+}
+
+/**
+ * The name under which `text` is prepared on each connection: pg parses a named statement once
+ * per connection, and PostgreSQL plans it without parsing again (decision 120).
+ */
+export function preparedName(text: string): string {
+  return `sg_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
 
 /** The statements of {@link parameterisedSql}. */

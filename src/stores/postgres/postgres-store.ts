@@ -40,6 +40,13 @@ export interface PostgresStoreConfig {
   readonly pool?: pg.Pool;
   /** The schema holding Sideguard's tables; created if missing. @default 'sideguard' */
   readonly schema?: string;
+  /**
+   * Run the reads as named statements, prepared once per connection, so PostgreSQL neither
+   * parses nor (mostly) plans them again (decision 120). Turn it off behind a pooler that
+   * cannot keep prepared statements per client (PgBouncer in transaction mode before 1.21,
+   * or without `max_prepared_statements`). @default true
+   */
+  readonly preparedStatements?: boolean;
   /** Pool size when the store creates the pool. @default 10 */
   readonly maxConnections?: number;
   /**
@@ -127,6 +134,7 @@ export async function createPostgresStoreWithHooks(
     q,
     where,
     sql: parameterisedSql(q),
+    preparedStatements: config.preparedStatements ?? true,
     hooks,
     connect: () => checkout(opened.pool, where),
     dedicated: () => dedicatedConnection(opened, where),

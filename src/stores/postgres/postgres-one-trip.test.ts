@@ -1,0 +1,224 @@
+/**
+ * The one-round-trip batch (decision 119): a batch on chains this process wrote last goes as one
+ * round trip; a head another process moved, a write that touched no row, a lost connection or a
+ * lock past the statement timeout each end with exactly the answers the two-round-trip batch
+ * (decision 024) gives.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectClient,
+  freshTestSchema,
+  postgresTestUrl,
+  type TestSchema,
+  withHeadLocked,
+} from '../../../test/support/postgres.js';
+import { BASE_MS, sampleDraft, sampleProposal } from '../../../test/support/store-records.js';
+import { verifyLedgerChain } from '../../core/ledger.js';
+import type { GuardStore, ProposalRecord, StoreCommit } from '../../core/store.js';
+import { StoreUnavailableError } from '../store-errors.js';
+import { createPostgresStore, type PostgresStore } from './postgres-store.js';
+
+const url = await postgresTestUrl();
+
+function insert(value: ProposalRecord): StoreCommit {
+  return {
+    tenant: value.tenant,
+    proposal: { kind: 'insert', record: value },
+    events: [sampleDraft(value.proposal, 1)],
+  };
+}
+
+/** authorized → executing, taking the effect claim. */
+function admission(current: ProposalRecord): StoreCommit {
+  return {
+    tenant: current.tenant,
+    proposal: {
+      kind: 'update',
+      expectedRevision: current.revision,
+      expectedStatus: current.status,
+      record: { ...current, status: 'executing', revision: current.revision + 1 },
+    },
+    claim: { effectScope: current.effectScope, proposal: current.proposal, atMs: BASE_MS },
+    events: [sampleDraft(current.proposal, current.revision + 1)],
+  };
+}
+
+async function expectChain(store: GuardStore, tenant: string, count: number): Promise<void> {
+  const ledger = await store.readLedger({ tenant });
+  expect(ledger.map((event) => event.sequence)).toEqual(
+    Array.from({ length: count }, (_, index) => index + 1),
+  );
+  expect(verifyLedgerChain(ledger)).toMatchObject({ kind: 'valid', count });
+  expect((await store.ledgerHead(tenant))?.sequence).toBe(count);
+}
+
+describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
+  let run: TestSchema;
+  let admin: pg.Client;
+  const opened: { store: PostgresStore; pool: pg.Pool }[] = [];
+  beforeAll(async () => {
+    run = freshTestSchema(url as string, 'one_trip');
+    admin = await connectClient(url as string);
+  });
+  afterAll(async () => {
+    for (const { store, pool } of opened) {
+      await store.close();
+      await pool.end();
+    }
+    await admin.end();
+    await run.drop();
+  });
+
+  /** A store on its own pool whose round trips that open a transaction are recorded. */
+  const open = async (statementTimeoutMs = 30_000) => {
+    const pool = new pg.Pool({
+      connectionString: url as string,
+      max: 4,
+      statement_timeout: statementTimeoutMs,
+    });
+    pool.on('error', () => undefined);
+    const transactions: string[] = [];
+    const patched = new WeakSet<pg.PoolClient>();
+    pool.on('acquire', (client) => {
+      if (patched.has(client)) return;
+      patched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : '';
+        if (/^(ROLLBACK;\n)?BEGIN/.test(text)) transactions.push(text);
+        return query(...args);
+      };
+    });
+    const store = await createPostgresStore({ pool, schema: run.schema });
+    opened.push({ store, pool });
+    return { store, transactions };
+  };
+
+  /** Commits one proposal per batch until the process trusts the tenant's head. */
+  async function trusted(store: GuardStore, tenant: string, ids: readonly string[]) {
+    const values = ids.map((id) => sampleProposal(tenant, id));
+    for (const value of values) expect((await store.commit(insert(value))).kind).toBe('committed');
+    return values;
+  }
+
+  it('a batch on a chain this process wrote last is one round trip with COMMIT in it', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-one-trip';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    transactions.length = 0;
+    const results = await Promise.all([
+      store.commit(admission(p1)),
+      store.commit(insert(sampleProposal(tenant, 'p-3'))),
+    ]);
+    expect(results.map((result) => result.kind)).toEqual(['committed', 'committed']);
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    const ledger = await store.readLedger({ tenant });
+    expect(ledger.slice(2)).toStrictEqual(
+      results.flatMap((result) => (result.kind === 'committed' ? result.events : [])),
+    );
+    await expectChain(store, tenant, 4);
+    expect((await store.getEffectClaim(tenant, p1.effectScope))?.proposal).toBe('p-1');
+  });
+
+  it('a head another process moved aborts the round trip whole; the batch lands in two, after the other process’s events', async () => {
+    const { store, transactions } = await open();
+    const other = await open();
+    const tenant = 'tenant-moved-head';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    expect((await other.store.commit(insert(sampleProposal(tenant, 'o-1')))).kind).toBe(
+      'committed',
+    );
+    transactions.length = 0;
+    const result = await store.commit(insert(sampleProposal(tenant, 'p-3')));
+    expect(result.kind === 'committed' && result.events.map((event) => event.sequence)).toEqual([
+      4,
+    ]);
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    await expectChain(store, tenant, 4);
+  });
+
+  it('writes that touch no row abort the round trip; each caller gets its own answer, decided in two', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-refusals';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    transactions.length = 0;
+    const winner = admission(p1);
+    const results = await Promise.all([
+      store.commit(winner),
+      store.commit(admission(p1)),
+      store.commit(insert(sampleProposal(tenant, 'p-2'))),
+      store.commit(insert(sampleProposal(tenant, 'p-3'))),
+    ]);
+    expect(results).toStrictEqual([
+      expect.objectContaining({ kind: 'committed' }),
+      { kind: 'revision_conflict', current: winner.proposal?.record },
+      { kind: 'proposal_exists' },
+      expect.objectContaining({ kind: 'committed' }),
+    ]);
+    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    expect(transactions.at(-1)).toMatch(/^ROLLBACK;\nBEGIN/);
+    await expectChain(store, tenant, 4);
+    expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(2);
+  });
+
+  it('a connection lost while the round trip waits on the chain head is found not to have landed; the retry lands', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-lost-one-trip';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    transactions.length = 0;
+    const settled = await withHeadLocked(url as string, run.schema, tenant, async () => {
+      const pending = Promise.allSettled([
+        store.commit(admission(p1)),
+        store.commit(insert(sampleProposal(tenant, 'p-3'))),
+      ]);
+      let killed = false;
+      for (let tries = 0; tries < 250 && !killed; tries += 1) {
+        const waiting = await admin.query<{ ok: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+          [run.schema],
+        );
+        killed = waiting.rows.some((row) => row.ok);
+        if (!killed) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(killed).toBe(true);
+      return pending;
+    });
+    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    for (const outcome of settled) {
+      expect(outcome.status).toBe('rejected');
+      const error = (outcome as PromiseRejectedResult).reason;
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as StoreUnavailableError).code).toBe('store_connection_lost');
+      expect((error as StoreUnavailableError).data).toMatchObject({ applied: false });
+    }
+    expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(1);
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    await expectChain(store, tenant, 2);
+    expect((await store.commit(admission(p1))).kind).toBe('committed');
+    await expectChain(store, tenant, 3);
+  });
+
+  it('a chain head held past the statement timeout: store_busy, nothing stored, and the commit lands once it is free', async () => {
+    const { store, transactions } = await open(300);
+    const tenant = 'tenant-busy-one-trip';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    transactions.length = 0;
+    const error = await withHeadLocked(url as string, run.schema, tenant, () =>
+      store.commit(insert(sampleProposal(tenant, 'p-3'))).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      ),
+    );
+    expect(transactions).toHaveLength(1);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).code).toBe('store_busy');
+    expect((error as StoreUnavailableError).data).toMatchObject({ applied: false });
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    expect((await store.commit(insert(sampleProposal(tenant, 'p-3')))).kind).toBe('committed');
+    await expectChain(store, tenant, 3);
+  });
+});
