@@ -76,9 +76,19 @@ function serverCpuSeconds(pid) {
 
 // ------------------------------------------------------------------ counting
 
-const counts = { roundTrips: 0, transactions: 0, statements: 0, byKind: {} };
+const counts = {
+  roundTrips: 0,
+  transactions: 0,
+  statements: 0,
+  writeTransactions: 0,
+  /** From sending BEGIN to COMMIT's answer: how long a write transaction holds its locks. */
+  writeTransactionMs: 0,
+  byKind: {},
+};
 const inTransaction = new WeakSet();
+const openedAt = new WeakMap();
 
+/** Counts a round trip; returns a callback for its answer when it ends a write transaction. */
 function countQuery(client, text) {
   counts.roundTrips += 1;
   const statements = text.split(';\n').map((part) => part.trim());
@@ -94,16 +104,28 @@ function countQuery(client, text) {
   const opens = first.startsWith('BEGIN');
   const ends = last === 'COMMIT' || (last.startsWith('ROLLBACK') && !last.includes(' TO '));
   if (opens || !inTransaction.has(client)) counts.transactions += 1;
-  if (opens) inTransaction.add(client);
+  if (opens) {
+    inTransaction.add(client);
+    openedAt.set(client, performance.now());
+  }
   if (ends) inTransaction.delete(client);
+  const started = openedAt.get(client);
+  if (!ends || started === undefined) return undefined;
+  openedAt.delete(client);
+  return () => {
+    counts.writeTransactions += 1;
+    counts.writeTransactionMs += performance.now() - started;
+  };
 }
 
 function installCounter() {
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function counted(config, ...rest) {
     const text = typeof config === 'string' ? config : config?.text;
-    if (typeof text === 'string') countQuery(this, text);
-    return original.call(this, config, ...rest);
+    const answered = typeof text === 'string' ? countQuery(this, text) : undefined;
+    const result = original.call(this, config, ...rest);
+    if (answered !== undefined) result?.then?.(answered, answered);
+    return result;
   };
 }
 
@@ -118,10 +140,14 @@ function perAction(before, after, actions) {
     const delta = value - (before.byKind[kind] ?? 0);
     if (delta > 0) byKind[kind] = Number((delta / actions).toFixed(2));
   }
+  const writes = after.writeTransactions - before.writeTransactions;
   return {
     roundTrips: per('roundTrips'),
     transactions: per('transactions'),
     statements: per('statements'),
+    writeTransactions: per('writeTransactions'),
+    writeTransactionMs:
+      writes === 0 ? 0 : (after.writeTransactionMs - before.writeTransactionMs) / writes,
     byKind,
   };
 }
@@ -222,6 +248,7 @@ function bareCall(pool, schema) {
 
 async function childMain() {
   const spec = JSON.parse(process.argv[3]);
+  installCounter();
   let call;
   let close;
   if (spec.kind === 'bare') {
@@ -238,7 +265,9 @@ async function childMain() {
   await drive(CALLERS_PER_PROCESS, 300, call);
   process.send({ kind: 'ready' });
   process.once('message', async () => {
-    const result = await drive(CALLERS_PER_PROCESS, spec.durationMs, call);
+    const before = snapshotCounts();
+    const driven = await drive(CALLERS_PER_PROCESS, spec.durationMs, call);
+    const result = { ...driven, ...perAction(before, snapshotCounts(), driven.completed) };
     await close();
     process.send({ kind: 'done', result }, () => process.exit(0));
   });
@@ -263,10 +292,14 @@ async function measureProcesses(spec) {
   const results = (await Promise.all(done)).map((message) => message.result);
   const completed = results.reduce((sum, result) => sum + result.completed, 0);
   const cpu = results.reduce((sum, result) => sum + result.cpuMicrosPerCall * result.completed, 0);
+  const mean = (key) => results.reduce((sum, result) => sum + result[key], 0) / results.length;
   return {
     perSecond: results.reduce((sum, result) => sum + result.perSecond, 0),
     failed: results.reduce((sum, result) => sum + result.failed, 0),
     cpuMicrosPerCall: completed === 0 ? 0 : cpu / completed,
+    roundTrips: mean('roundTrips'),
+    writeTransactions: mean('writeTransactions'),
+    writeTransactionMs: mean('writeTransactionMs'),
   };
 }
 
@@ -311,6 +344,7 @@ function summariseC1(contender, bareRate) {
     serverCpuMicrosPerAction: round(median(runs.map((run) => run.serverCpuMicrosPerCall))),
     roundTripsPerAction: round(last.roundTrips, 2),
     transactionsPerAction: round(last.transactions, 2),
+    writeTransactionMs: round(median(runs.map((run) => run.writeTransactionMs)), 2),
     statementsPerAction: round(last.statements, 2),
     roundTripsByKind: last.byKind,
     runs: runs.map((run) => round(run.perSecond)),
@@ -369,6 +403,9 @@ async function measureC64(schema, durationMs) {
       actionsPerSecond: round(rate),
       ratio: round(rate / bare, 3),
       cpuMicrosPerAction: round(median(list.map((row) => row.cpuMicrosPerCall))),
+      roundTripsPerAction: round(median(list.map((row) => row.roundTrips)), 2),
+      writeTransactionsPerAction: round(median(list.map((row) => row.writeTransactions)), 2),
+      writeTransactionMs: round(median(list.map((row) => row.writeTransactionMs)), 1),
       failed: list.reduce((sum, row) => sum + row.failed, 0),
       runs: list.map((row) => round(row.perSecond)),
     };
