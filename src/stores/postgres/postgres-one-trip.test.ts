@@ -13,38 +13,19 @@ import {
   type TestSchema,
   withHeadLocked,
 } from '../../../test/support/postgres.js';
-import { BASE_MS, sampleDraft, sampleProposal } from '../../../test/support/store-records.js';
 import { verifyLedgerChain } from '../../core/ledger.js';
-import type { GuardStore, ProposalRecord, StoreCommit } from '../../core/store.js';
+import type { GuardStore, ProposalRecord } from '../../core/store.js';
+import { insertCommit, record, seed, updateCommit } from '../conformance/conformance-fixtures.js';
 import { StoreUnavailableError } from '../store-errors.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 
 const url = await postgresTestUrl();
-
-function insert(value: ProposalRecord): StoreCommit {
-  return {
-    tenant: value.tenant,
-    proposal: { kind: 'insert', record: value },
-    events: [sampleDraft(value.proposal, 1)],
-  };
-}
-
+const insert = (value: ProposalRecord) => insertCommit(value);
 /** authorized → executing, taking the effect claim. */
-function admission(current: ProposalRecord): StoreCommit {
-  return {
-    tenant: current.tenant,
-    proposal: {
-      kind: 'update',
-      expectedRevision: current.revision,
-      expectedStatus: current.status,
-      record: { ...current, status: 'executing', revision: current.revision + 1 },
-    },
-    claim: { effectScope: current.effectScope, proposal: current.proposal, atMs: BASE_MS },
-    events: [sampleDraft(current.proposal, current.revision + 1)],
-  };
-}
+const admission = (current: ProposalRecord) => updateCommit(current, { status: 'executing' });
 
-async function expectChain(store: GuardStore, tenant: string, count: number): Promise<void> {
+/** The tenant's chain is gapless from 1, verifies, and ends at the head the store records. */
+async function expectValidChain(store: GuardStore, tenant: string, count: number) {
   const ledger = await store.readLedger({ tenant });
   expect(ledger.map((event) => event.sequence)).toEqual(
     Array.from({ length: count }, (_, index) => index + 1),
@@ -95,10 +76,10 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     return { store, transactions };
   };
 
-  /** Commits one proposal per batch until the process trusts the tenant's head. */
+  /** Inserts one proposal per batch, so the process trusts the tenant's head after two. */
   async function trusted(store: GuardStore, tenant: string, ids: readonly string[]) {
-    const values = ids.map((id) => sampleProposal(tenant, id));
-    for (const value of values) expect((await store.commit(insert(value))).kind).toBe('committed');
+    const values: ProposalRecord[] = [];
+    for (const id of ids) values.push(await seed(store, record(tenant, id)));
     return values;
   }
 
@@ -109,7 +90,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     transactions.length = 0;
     const results = await Promise.all([
       store.commit(admission(p1)),
-      store.commit(insert(sampleProposal(tenant, 'p-3'))),
+      store.commit(insert(record(tenant, 'p-3'))),
     ]);
     expect(results.map((result) => result.kind)).toEqual(['committed', 'committed']);
     expect(transactions).toHaveLength(1);
@@ -118,7 +99,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     expect(ledger.slice(2)).toStrictEqual(
       results.flatMap((result) => (result.kind === 'committed' ? result.events : [])),
     );
-    await expectChain(store, tenant, 4);
+    await expectValidChain(store, tenant, 4);
     expect((await store.getEffectClaim(tenant, p1.effectScope))?.proposal).toBe('p-1');
   });
 
@@ -127,17 +108,15 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     const other = await open();
     const tenant = 'tenant-moved-head';
     await trusted(store, tenant, ['p-1', 'p-2']);
-    expect((await other.store.commit(insert(sampleProposal(tenant, 'o-1')))).kind).toBe(
-      'committed',
-    );
+    expect((await other.store.commit(insert(record(tenant, 'o-1')))).kind).toBe('committed');
     transactions.length = 0;
-    const result = await store.commit(insert(sampleProposal(tenant, 'p-3')));
+    const result = await store.commit(insert(record(tenant, 'p-3')));
     expect(result.kind === 'committed' && result.events.map((event) => event.sequence)).toEqual([
       4,
     ]);
     expect(transactions).toHaveLength(2);
     expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
-    await expectChain(store, tenant, 4);
+    await expectValidChain(store, tenant, 4);
   });
 
   it('writes that touch no row abort the round trip; each caller gets its own answer, decided in two', async () => {
@@ -149,8 +128,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     const results = await Promise.all([
       store.commit(winner),
       store.commit(admission(p1)),
-      store.commit(insert(sampleProposal(tenant, 'p-2'))),
-      store.commit(insert(sampleProposal(tenant, 'p-3'))),
+      store.commit(insert(record(tenant, 'p-2'))),
+      store.commit(insert(record(tenant, 'p-3'))),
     ]);
     expect(results).toStrictEqual([
       expect.objectContaining({ kind: 'committed' }),
@@ -160,7 +139,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     ]);
     expect(transactions[0]).toMatch(/;\nCOMMIT$/);
     expect(transactions.at(-1)).toMatch(/^ROLLBACK;\nBEGIN/);
-    await expectChain(store, tenant, 4);
+    await expectValidChain(store, tenant, 4);
     expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(2);
   });
 
@@ -172,7 +151,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     const settled = await withHeadLocked(url as string, run.schema, tenant, async () => {
       const pending = Promise.allSettled([
         store.commit(admission(p1)),
-        store.commit(insert(sampleProposal(tenant, 'p-3'))),
+        store.commit(insert(record(tenant, 'p-3'))),
       ]);
       let killed = false;
       for (let tries = 0; tries < 250 && !killed; tries += 1) {
@@ -197,9 +176,9 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     }
     expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(1);
     expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
-    await expectChain(store, tenant, 2);
+    await expectValidChain(store, tenant, 2);
     expect((await store.commit(admission(p1))).kind).toBe('committed');
-    await expectChain(store, tenant, 3);
+    await expectValidChain(store, tenant, 3);
   });
 
   it('a chain head held past the statement timeout: store_busy, nothing stored, and the commit lands once it is free', async () => {
@@ -208,7 +187,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     await trusted(store, tenant, ['p-1', 'p-2']);
     transactions.length = 0;
     const error = await withHeadLocked(url as string, run.schema, tenant, () =>
-      store.commit(insert(sampleProposal(tenant, 'p-3'))).then(
+      store.commit(insert(record(tenant, 'p-3'))).then(
         () => undefined,
         (failure: unknown) => failure,
       ),
@@ -218,7 +197,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     expect((error as StoreUnavailableError).code).toBe('store_busy');
     expect((error as StoreUnavailableError).data).toMatchObject({ applied: false });
     expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
-    expect((await store.commit(insert(sampleProposal(tenant, 'p-3')))).kind).toBe('committed');
-    await expectChain(store, tenant, 3);
+    expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
+    await expectValidChain(store, tenant, 3);
   });
 });
