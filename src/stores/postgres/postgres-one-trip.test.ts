@@ -103,6 +103,26 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     expect((await store.getEffectClaim(tenant, p1.effectScope))?.proposal).toBe('p-1');
   });
 
+  it('a batch over two trusted tenants is one round trip and seals each chain from its own head', async () => {
+    const { store, transactions } = await open();
+    await trusted(store, 'tenant-pair-a', ['a-1', 'a-2']);
+    await trusted(store, 'tenant-pair-b', ['b-1', 'b-2', 'b-3']);
+    transactions.length = 0;
+    const results = await Promise.all([
+      store.commit(insert(record('tenant-pair-b', 'b-4'))),
+      store.commit(insert(record('tenant-pair-a', 'a-3'))),
+      store.commit(insert(record('tenant-pair-b', 'b-5'))),
+    ]);
+    expect(transactions).toHaveLength(1);
+    expect(
+      results.map((result) =>
+        result.kind === 'committed' ? result.events.map((event) => event.sequence) : [],
+      ),
+    ).toEqual([[4], [3], [5]]);
+    await expectValidChain(store, 'tenant-pair-a', 3);
+    await expectValidChain(store, 'tenant-pair-b', 5);
+  });
+
   it('a head another process moved aborts the round trip whole; the batch lands in two, after the other process’s events', async () => {
     const { store, transactions } = await open();
     const other = await open();
