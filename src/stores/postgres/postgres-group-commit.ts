@@ -33,6 +33,7 @@ import {
   refusedByDatabase,
 } from './postgres-errors.js';
 import { createHeadCache, planOneTrip } from './postgres-one-trip.js';
+import { createPreparedStatements } from './postgres-prepared.js';
 import {
   appendAndMoveSql,
   countedSql,
@@ -48,6 +49,9 @@ import {
  * the server gets slower.
  */
 const MAX_BATCH_COMMITS = 64;
+
+/** `invalid_sql_statement_name`: the connection no longer holds a statement we prepared. */
+const PREPARED_STATEMENT_MISSING = '26000';
 
 /** Queues commits and runs them batch by batch, one batch in flight at a time. */
 export interface CommitQueue {
@@ -77,6 +81,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
    */
   const knownHeads = new Set<string>();
   const headCache = createHeadCache();
+  const prepared = createPreparedStatements(context.preparedStatements);
   // Test hooks act between the two round trips, so a store with hooks always takes both.
   const oneTripAllowed =
     context.hooks.beforeSeal === undefined && context.hooks.commit === undefined;
@@ -218,11 +223,12 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
       const remembered = oneTripAllowed ? headCache.trusted(tenants) : undefined;
       const oneTrip = remembered && planOneTrip(context.q, batch, remembered);
       if (oneTrip !== undefined) {
+        const text = await prepared.render(client, oneTrip.statements);
         phase = 'commit';
         outcomes = oneTrip.outcomes;
         mark = oneTrip.mark;
         try {
-          await client.query(oneTrip.sql);
+          await client.query(text);
           headCache.landed(oneTrip.heads);
           return outcomes;
         } catch (error) {
@@ -233,6 +239,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
             throw error;
           }
           headCache.distrust(tenants);
+          if (errorCode(error) === PREPARED_STATEMENT_MISSING) prepared.forget(client);
           phase = 'transaction';
           outcomes = [];
           mark = { kind: 'nothing' };

@@ -20,6 +20,8 @@ import { StoreUnavailableError } from '../store-errors.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 
 const url = await postgresTestUrl();
+/** The test stores' `application_name`, to find their backends in `pg_stat_activity`. */
+const APPLICATION = `sg_one_trip_${process.pid}`;
 const insert = (value: ProposalRecord) => insertCommit(value);
 /** authorized → executing, taking the effect claim. */
 const admission = (current: ProposalRecord) => updateCommit(current, { status: 'executing' });
@@ -52,11 +54,12 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
   });
 
   /** A store on its own pool whose round trips that open a transaction are recorded. */
-  const open = async (statementTimeoutMs = 30_000) => {
+  const open = async (statementTimeoutMs = 30_000, connections = 4) => {
     const pool = new pg.Pool({
       connectionString: url as string,
-      max: 4,
+      max: connections,
       statement_timeout: statementTimeoutMs,
+      application_name: APPLICATION,
     });
     pool.on('error', () => undefined);
     const transactions: string[] = [];
@@ -73,7 +76,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     });
     const store = await createPostgresStore({ pool, schema: run.schema });
     opened.push({ store, pool });
-    return { store, transactions };
+    return { store, transactions, pool };
   };
 
   /** Inserts one proposal per batch, so the process trusts the tenant's head after two. */
@@ -121,6 +124,39 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     ).toEqual([[4], [3], [5]]);
     await expectValidChain(store, 'tenant-pair-a', 3);
     await expectValidChain(store, 'tenant-pair-b', 5);
+  });
+
+  it('statements the connection lost (a pooler deallocated them) fail the round trip alone: the batch lands in two, and they are prepared again', async () => {
+    const { store, transactions, pool } = await open(30_000, 1);
+    const tenant = 'tenant-deallocated';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
+    /** The statements the store's only connection prepared with SQL, optionally dropped. */
+    const preparedBySql = async (deallocate: boolean) => {
+      const client = await pool.connect();
+      try {
+        const rows = await client.query<{ name: string }>(
+          'SELECT name FROM pg_prepared_statements WHERE from_sql',
+        );
+        const names = rows.rows.map((row) => row.name);
+        for (const name of deallocate ? names : []) await client.query(`DEALLOCATE ${name}`);
+        return names;
+      } finally {
+        client.release();
+      }
+    };
+    expect((await preparedBySql(true)).length).toBeGreaterThan(0);
+    transactions.length = 0;
+    expect((await store.commit(insert(record(tenant, 'p-4')))).kind).toBe('committed');
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    // Trusted again after a two-round-trip batch finds the head unmoved; then one round trip.
+    expect((await store.commit(insert(record(tenant, 'p-5')))).kind).toBe('committed');
+    transactions.length = 0;
+    expect((await store.commit(insert(record(tenant, 'p-6')))).kind).toBe('committed');
+    expect(transactions).toHaveLength(1);
+    expect((await preparedBySql(false)).length).toBeGreaterThan(0);
+    await expectValidChain(store, tenant, 6);
   });
 
   it('a head another process moved aborts the round trip whole; the batch lands in two, after the other process’s events', async () => {
@@ -177,8 +213,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       for (let tries = 0; tries < 250 && !killed; tries += 1) {
         const waiting = await admin.query<{ ok: boolean }>(
           `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-           WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
-          [run.schema],
+           WHERE wait_event_type = 'Lock' AND application_name = $1`,
+          [APPLICATION],
         );
         killed = waiting.rows.some((row) => row.ok);
         if (!killed) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -10,7 +10,13 @@ import type { AuthorityEvidenceRecord } from '../../core/store.js';
 import type { CommitOutcome, PendingCommit } from './postgres-commit.js';
 import { sealOutcome } from './postgres-commit.js';
 import { type BatchMark, batchMark } from './postgres-commit-outcome.js';
-import { appendAndMoveSql, assertedSql, assertHeadsSql } from './postgres-sql.js';
+import type { RoundTripStatement } from './postgres-prepared.js';
+import {
+  appendAndMoveSql,
+  assertedSql,
+  assertHeadsSql,
+  oneTenantSealTemplates,
+} from './postgres-sql.js';
 
 /**
  * The chain heads this process last saw, and whether it may seal onto them without reading
@@ -75,7 +81,7 @@ export function createHeadCache(): HeadCache {
 /** A batch ready to go as one round trip, and what each caller gets once it lands. */
 export interface OneTripBatch {
   /** `BEGIN`, the asserted head locks, the asserted writes, append, head moves, `COMMIT`. */
-  readonly sql: string;
+  readonly statements: readonly RoundTripStatement[];
   readonly outcomes: CommitOutcome[];
   /** Every tenant's head once the batch lands. */
   readonly heads: ReadonlyMap<string, LedgerHead>;
@@ -96,7 +102,7 @@ export function planOneTrip(
   const outcomes: CommitOutcome[] = [];
   const appended: LedgerEvent[] = [];
   const eventRows: string[] = [];
-  const statements = ['BEGIN', assertHeadsSql(q, remembered)];
+  const writes: RoundTripStatement[] = [];
   let firstEvidence: AuthorityEvidenceRecord | undefined;
   for (const pending of batch) {
     let outcome: CommitOutcome;
@@ -112,11 +118,19 @@ export function planOneTrip(
     eventRows.push(...outcome.eventRows);
     firstEvidence ??= pending.write.evidence?.[0];
     outcomes.push(outcome);
-    statements.push(...pending.writes.map(assertedSql));
+    writes.push(...pending.writes.map(assertedSql));
   }
-  statements.push(...appendAndMoveSql(q, appended, eventRows, remembered), 'COMMIT');
+  const [only, ...others] = remembered;
+  // One tenant (the common case) as templates the connection prepares once; several as text.
+  const { lock, seal } =
+    only !== undefined && others.length === 0
+      ? oneTenantSealTemplates(q, only[0], only[1], appended)
+      : {
+          lock: assertHeadsSql(q, remembered),
+          seal: appendAndMoveSql(q, appended, eventRows, remembered),
+        };
   return {
-    sql: statements.join(';\n'),
+    statements: ['BEGIN', lock, ...writes, ...seal, 'COMMIT'],
     outcomes,
     heads,
     mark: batchMark(appended, firstEvidence),

@@ -4,37 +4,19 @@
  * parameterised statements of the rare paths and the reads. Pure text; nothing here runs SQL.
  */
 import { createHash } from 'node:crypto';
-import { StoreInvariantError } from '../../core/errors.js';
 import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
 import type { ProposalRecord, StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
 import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
+import { inlined, joinSql, literal, raw, type SqlTemplate, sql } from './postgres-sql-template.js';
+
+export { literal } from './postgres-sql-template.js';
 
 /** A chain head row as locked by a batch (bigint arrives as text). */
 export interface HeadRow {
   tenant: string;
   sequence: string;
   hash: string;
-}
-
-/**
- * A SQL literal for the simple query protocol, which carries several statements in one round
- * trip but no parameters. Numbers are quoted as pg sends parameters (`'12'`), so PostgreSQL
- * parses and checks them against the column type exactly as before. Text with a backslash uses
- * the `E''` form so the result does not depend on `standard_conforming_strings`.
- */
-export function literal(value: string | number | null): string {
-  if (value === null) return 'NULL';
-  const text = typeof value === 'number' ? String(value) : value;
-  if (text.includes('\u0000')) {
-    // The protocol ends a query at NUL; PostgreSQL text cannot hold it either.
-    throw new StoreInvariantError(
-      'store_commit_malformed',
-      'Refused store commit: a text value contains U+0000, which PostgreSQL cannot store',
-    );
-  }
-  const quoted = text.replaceAll("'", "''");
-  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
 
 /**
@@ -48,25 +30,25 @@ function envelopeUpdate(
   tenant: string,
   proposal: string,
   r: ProposalRecord,
-): { readonly conditions: string[]; readonly effects: string[] } {
+): { readonly conditions: SqlTemplate[]; readonly effects: SqlTemplate[] } {
   const texts = envelopeTexts(r);
-  const stored = (part: EnvelopePart) => `${q}.proposal_envelopes e
-    WHERE e.tenant = ${tenant} AND e.proposal = ${proposal} AND e.part = '${part}'`;
-  const conditions: string[] = [];
-  const effects: string[] = [];
+  const table = raw(`${q}.proposal_envelopes`);
+  const stored = (part: EnvelopePart) => sql`${table} e
+    WHERE e.tenant = ${tenant} AND e.proposal = ${proposal} AND e.part = ${raw(`'${part}'`)}`;
+  const conditions: SqlTemplate[] = [];
+  const effects: SqlTemplate[] = [];
   for (const part of Object.values(EnvelopePart)) {
     const text = texts[part];
+    const name = raw(part);
     if (text === null) {
-      effects.push(`${part}_gone AS (DELETE FROM ${q}.proposal_envelopes e USING updated u
-        WHERE e.tenant = u.tenant AND e.proposal = u.proposal AND e.part = '${part}')`);
+      effects.push(sql`${name}_gone AS (DELETE FROM ${table} e USING updated u
+        WHERE e.tenant = u.tenant AND e.proposal = u.proposal AND e.part = ${raw(`'${part}'`)})`);
     } else if (part === EnvelopePart.snapshot) {
-      conditions.push(`EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope = ${literal(text)})`);
+      conditions.push(sql`EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope = ${text})`);
     } else {
-      conditions.push(
-        `NOT EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope <> ${literal(text)})`,
-      );
-      effects.push(`${part}_kept AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
-        SELECT tenant, proposal, '${part}', ${literal(text)} FROM updated
+      conditions.push(sql`NOT EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope <> ${text})`);
+      effects.push(sql`${name}_kept AS (INSERT INTO ${table} (tenant, proposal, part, envelope)
+        SELECT tenant, proposal, ${raw(`'${part}'`)}, ${text}::text FROM updated
         ON CONFLICT (tenant, proposal, part) DO NOTHING)`);
     }
   }
@@ -79,20 +61,20 @@ function envelopeUpdate(
  * count (decision 024); the one-round-trip commit asserts the count instead (decision 119).
  */
 export interface WriteSql {
-  readonly ctes: string;
+  readonly ctes: SqlTemplate;
   readonly from: string;
 }
 
-/** The write as a statement whose row count is 1 when it applied. */
+/** The write as a statement (literals inlined) whose row count is 1 when it applied. */
 export function countedSql(write: WriteSql): string {
-  return `${write.ctes}
-    SELECT 1 FROM ${write.from}`;
+  return inlined(sql`${write.ctes}
+    SELECT 1 FROM ${raw(write.from)}`);
 }
 
 /** The write as a statement that fails (division by zero) unless it applied to exactly 1 row. */
-export function assertedSql(write: WriteSql): string {
-  return `${write.ctes}
-    SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM ${write.from}`;
+export function assertedSql(write: WriteSql): SqlTemplate {
+  return sql`${write.ctes}
+    SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM ${raw(write.from)}`;
 }
 
 /** The proposal write of a commit (see `commitWrites`). */
@@ -100,35 +82,41 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
   const change = write.proposal;
   if (change === undefined) return undefined;
   const r = change.record;
-  const tenant = literal(write.tenant);
-  const proposal = literal(r.proposal);
-  const columns = {
-    revision: literal(r.revision),
-    status: literal(r.status),
-    effect_scope: literal(r.effectScope),
-    created_at_ms: literal(r.createdAtMs),
-    due_at_ms: literal(r.dueAtMs),
-    expires_at_ms: literal(r.expiresAtMs),
-    action_type: literal(r.actionType),
-    record: literal(encodeJson(recordWithoutEnvelopes(r))),
-  };
+  const { tenant } = write;
+  const proposal = r.proposal;
+  const columns: [string, string | number | null][] = [
+    ['revision', r.revision],
+    ['status', r.status],
+    ['effect_scope', r.effectScope],
+    ['created_at_ms', r.createdAtMs],
+    ['due_at_ms', r.dueAtMs],
+    ['expires_at_ms', r.expiresAtMs],
+    ['action_type', r.actionType],
+    ['record', encodeJson(recordWithoutEnvelopes(r))],
+  ];
+  const proposals = raw(`${q}.proposals`);
   if (change.kind === 'insert') {
     const texts = envelopeTexts(r);
     const parts = Object.values(EnvelopePart).flatMap((part) => {
       const text = texts[part];
-      return text === null ? [] : [`('${part}', ${literal(text)})`];
+      return text === null ? [] : [sql`(${raw(`'${part}'`)}, ${text}::text)`];
     });
-    const insert = `WITH inserted AS (INSERT INTO ${q}.proposals
-      (tenant, proposal, ${Object.keys(columns).join(', ')})
-      VALUES (${tenant}, ${proposal}, ${Object.values(columns).join(', ')})
+    const names = raw(columns.map(([name]) => name).join(', '));
+    const values = joinSql(
+      columns.map(([, value]) => sql`${value}`),
+      ', ',
+    );
+    const insert = sql`WITH inserted AS (INSERT INTO ${proposals}
+      (tenant, proposal, ${names})
+      VALUES (${tenant}, ${proposal}, ${values})
       ON CONFLICT (tenant, proposal) DO NOTHING RETURNING tenant, proposal)`;
     if (parts.length === 0) return { ctes: insert, from: 'inserted' };
     // The sealed parts are written only with the proposal row; the count is the proposal's.
     return {
-      ctes: `${insert},
-      sealed AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+      ctes: sql`${insert},
+      sealed AS (INSERT INTO ${raw(`${q}.proposal_envelopes`)} (tenant, proposal, part, envelope)
         SELECT i.tenant, i.proposal, v.part, v.envelope
-        FROM inserted i CROSS JOIN (VALUES ${parts.join(', ')}) AS v (part, envelope)
+        FROM inserted i CROSS JOIN (VALUES ${joinSql(parts, ', ')}) AS v (part, envelope)
         ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)`,
       from: 'inserted',
     };
@@ -137,14 +125,22 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
   // wait, then PostgreSQL re-checks the condition on the row it committed. An update that
   // would change a sealed part matches no row either (and is refused).
   const { conditions, effects } = envelopeUpdate(q, tenant, proposal, r);
-  const update = `UPDATE ${q}.proposals SET ${Object.entries(columns)
-    .map(([column, value]) => `${column} = ${value}`)
-    .join(', ')}
+  const assignments = joinSql(
+    columns.map(([name, value]) => sql`${raw(name)} = ${value}`),
+    ', ',
+  );
+  const update = sql`UPDATE ${proposals} SET ${assignments}
     WHERE tenant = ${tenant} AND proposal = ${proposal}
-    AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}
-    ${conditions.map((condition) => `AND ${condition}`).join('\n    ')}`;
+    AND revision = ${change.expectedRevision} AND status = ${change.expectedStatus}
+    ${joinSql(
+      conditions.map((condition) => sql`AND ${condition}`),
+      '\n    ',
+    )}`;
   return {
-    ctes: [`WITH updated AS (${update} RETURNING tenant, proposal)`, ...effects].join(',\n    '),
+    ctes: joinSql(
+      [sql`WITH updated AS (${update} RETURNING tenant, proposal)`, ...effects],
+      ',\n    ',
+    ),
     from: 'updated',
   };
 }
@@ -156,22 +152,22 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
  */
 export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
   const writes: WriteSql[] = [];
-  const tenant = literal(write.tenant);
+  const { tenant } = write;
   const proposal = proposalWrite(q, write);
   if (proposal !== undefined) writes.push(proposal);
   if (write.claim !== undefined) {
     const { effectScope, proposal, atMs } = write.claim;
     writes.push({
-      ctes: `WITH claimed AS (INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
-      VALUES (${tenant}, ${literal(effectScope)}, ${literal(proposal)}, ${literal(atMs)})
+      ctes: sql`WITH claimed AS (INSERT INTO ${raw(`${q}.effect_claims`)} (tenant, effect_scope, proposal, claimed_at_ms)
+      VALUES (${tenant}, ${effectScope}, ${proposal}, ${atMs})
       ON CONFLICT (tenant, effect_scope) DO NOTHING RETURNING 1)`,
       from: 'claimed',
     });
   }
   for (const item of write.evidence ?? []) {
     writes.push({
-      ctes: `WITH stored AS (INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
-      VALUES (${tenant}, ${literal(item.proposal)}, ${literal(item.evidenceDigest)}, ${literal(encodeJson(item))})
+      ctes: sql`WITH stored AS (INSERT INTO ${raw(`${q}.authority_evidence`)} (tenant, proposal, evidence_digest, record)
+      VALUES (${tenant}, ${item.proposal}, ${item.evidenceDigest}, ${encodeJson(item)})
       ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING RETURNING 1)`,
       from: 'stored',
     });
@@ -258,6 +254,39 @@ export function assertHeadsSql(q: string, heads: ReadonlyMap<string, LedgerHead>
   return `WITH locked AS (${selectHeadsSql(q, tenants)})
     SELECT 1 / (CASE WHEN count(*) FILTER (WHERE (tenant, sequence, hash) IN (${expected.join(', ')}))
       = ${tenants.length} THEN 1 ELSE 0 END) FROM locked`;
+}
+
+/**
+ * One tenant's head locked and asserted (as {@link assertHeadsSql}), its events appended and
+ * the head moved (as {@link appendAndMoveSql}), as templates: the one-round-trip batch of a
+ * single tenant sends them as prepared statements (decision 120).
+ */
+export function oneTenantSealTemplates(
+  q: string,
+  tenant: string,
+  was: LedgerHead,
+  events: readonly LedgerEvent[],
+): { readonly lock: SqlTemplate; readonly seal: SqlTemplate[] } {
+  const heads = raw(`${q}.ledger_heads`);
+  const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
+    SELECT 1 / (CASE WHEN count(*) FILTER (WHERE sequence = ${was.sequence} AND hash = ${was.hash})
+      = 1 THEN 1 ELSE 0 END) FROM locked`;
+  const last = events.at(-1);
+  if (last === undefined) return { lock, seal: [] };
+  const rows = events.map(
+    (event) =>
+      sql`(${event.tenant}, ${event.sequence}, ${event.proposal}, ${event.hash}, ${encodeJson(event)})`,
+  );
+  return {
+    lock,
+    seal: [
+      sql`INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
+        VALUES ${joinSql(rows, ', ')}`,
+      sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
+        WHERE tenant = ${tenant} AND sequence = ${was.sequence} RETURNING 1)
+        SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
+    ],
+  };
 }
 
 /** Parameterised statements: the rare commit paths, the reads and retention. */
