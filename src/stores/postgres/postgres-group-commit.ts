@@ -29,11 +29,11 @@ import {
   isConnectionError,
   isStatementTimeout,
   MAX_ATTEMPTS,
+  PREPARED_STATEMENT_MISSING,
   RETRYABLE_CODES,
   refusedByDatabase,
 } from './postgres-errors.js';
 import { createHeadCache, planOneTrip } from './postgres-one-trip.js';
-import { createPreparedStatements } from './postgres-prepared.js';
 import {
   appendAndMoveSql,
   countedSql,
@@ -49,9 +49,6 @@ import {
  * the server gets slower.
  */
 const MAX_BATCH_COMMITS = 64;
-
-/** `invalid_sql_statement_name`: the connection no longer holds a statement we prepared. */
-const PREPARED_STATEMENT_MISSING = '26000';
 
 /** Queues commits and runs them batch by batch, one batch in flight at a time. */
 export interface CommitQueue {
@@ -81,7 +78,6 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
    */
   const knownHeads = new Set<string>();
   const headCache = createHeadCache();
-  const prepared = createPreparedStatements(context.preparedStatements);
   // Test hooks act between the two round trips, so a store with hooks always takes both.
   const oneTripAllowed =
     context.hooks.beforeSeal === undefined && context.hooks.commit === undefined;
@@ -222,8 +218,13 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     try {
       const remembered = oneTripAllowed ? headCache.trusted(tenants) : undefined;
       const oneTrip = remembered && planOneTrip(context.q, batch, remembered);
+      // Outside the transaction: the statements this connection will EXECUTE.
+      await context.prepared.prepare(
+        client,
+        oneTrip?.statements ?? batch.flatMap((pending) => pending.statements),
+      );
       if (oneTrip !== undefined) {
-        const text = await prepared.render(client, oneTrip.statements);
+        const text = context.prepared.render(client, oneTrip.statements);
         phase = 'commit';
         outcomes = oneTrip.outcomes;
         mark = oneTrip.mark;
@@ -239,7 +240,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
             throw error;
           }
           headCache.distrust(tenants);
-          if (errorCode(error) === PREPARED_STATEMENT_MISSING) prepared.forget(client);
+          if (errorCode(error) === PREPARED_STATEMENT_MISSING) context.prepared.forget(client);
           phase = 'transaction';
           outcomes = [];
           mark = { kind: 'nothing' };

@@ -17,7 +17,11 @@ import { verifyLedgerChain } from '../../core/ledger.js';
 import type { GuardStore, ProposalRecord } from '../../core/store.js';
 import { insertCommit, record, seed, updateCommit } from '../conformance/conformance-fixtures.js';
 import { StoreUnavailableError } from '../store-errors.js';
-import { createPostgresStore, type PostgresStore } from './postgres-store.js';
+import {
+  createPostgresStoreWithHooks,
+  type PostgresStore,
+  type PostgresStoreHooks,
+} from './postgres-store.js';
 
 const url = await postgresTestUrl();
 /** The test stores' `application_name`, to find their backends in `pg_stat_activity`. */
@@ -54,7 +58,11 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
   });
 
   /** A store on its own pool whose round trips that open a transaction are recorded. */
-  const open = async (statementTimeoutMs = 30_000, connections = 4) => {
+  const open = async (
+    statementTimeoutMs = 30_000,
+    connections = 4,
+    hooks: PostgresStoreHooks = {},
+  ) => {
     const pool = new pg.Pool({
       connectionString: url as string,
       max: connections,
@@ -74,9 +82,24 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
         return query(...args);
       };
     });
-    const store = await createPostgresStore({ pool, schema: run.schema });
+    const store = await createPostgresStoreWithHooks({ pool, schema: run.schema }, hooks);
     opened.push({ store, pool });
     return { store, transactions, pool };
+  };
+
+  /** The statements a one-connection pool prepared with SQL, optionally dropped (as a pooler). */
+  const preparedBySql = async (pool: pg.Pool, deallocate: boolean) => {
+    const client = await pool.connect();
+    try {
+      const rows = await client.query<{ name: string }>(
+        'SELECT name FROM pg_prepared_statements WHERE from_sql',
+      );
+      const names = rows.rows.map((row) => row.name);
+      for (const name of deallocate ? names : []) await client.query(`DEALLOCATE ${name}`);
+      return names;
+    } finally {
+      client.release();
+    }
   };
 
   /** Inserts one proposal per batch, so the process trusts the tenant's head after two. */
@@ -131,21 +154,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     const tenant = 'tenant-deallocated';
     await trusted(store, tenant, ['p-1', 'p-2']);
     expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
-    /** The statements the store's only connection prepared with SQL, optionally dropped. */
-    const preparedBySql = async (deallocate: boolean) => {
-      const client = await pool.connect();
-      try {
-        const rows = await client.query<{ name: string }>(
-          'SELECT name FROM pg_prepared_statements WHERE from_sql',
-        );
-        const names = rows.rows.map((row) => row.name);
-        for (const name of deallocate ? names : []) await client.query(`DEALLOCATE ${name}`);
-        return names;
-      } finally {
-        client.release();
-      }
-    };
-    expect((await preparedBySql(true)).length).toBeGreaterThan(0);
+    expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
     transactions.length = 0;
     expect((await store.commit(insert(record(tenant, 'p-4')))).kind).toBe('committed');
     expect(transactions).toHaveLength(2);
@@ -155,8 +164,28 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     transactions.length = 0;
     expect((await store.commit(insert(record(tenant, 'p-6')))).kind).toBe('committed');
     expect(transactions).toHaveLength(1);
-    expect((await preparedBySql(false)).length).toBeGreaterThan(0);
+    expect((await preparedBySql(pool, false)).length).toBeGreaterThan(0);
     await expectValidChain(store, tenant, 6);
+  });
+
+  it('the two-round-trip batch executes prepared writes too, and sends text when they were dropped', async () => {
+    // A hook between the round trips keeps every batch on the two-round-trip path.
+    const { store, pool } = await open(30_000, 1, { beforeSeal: async () => undefined });
+    const tenant = 'tenant-deallocated-two';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
+    const results = await Promise.all([
+      store.commit(admission(p1)),
+      store.commit(insert(record(tenant, 'p-3'))),
+      store.commit(insert(record(tenant, 'p-2'))),
+    ]);
+    expect(results.map((result) => result.kind)).toEqual([
+      'committed',
+      'committed',
+      'proposal_exists',
+    ]);
+    await expectValidChain(store, tenant, 4);
+    expect((await store.getProposal(tenant, 'p-1'))?.status).toBe('executing');
   });
 
   it('a head another process moved aborts the round trip whole; the batch lands in two, after the other process’s events', async () => {

@@ -14,12 +14,16 @@ export type RoundTripStatement = string | SqlTemplate;
 /** Renders round trips for connections, preparing templates on each connection once. */
 export interface PreparedStatements {
   /**
-   * The round trip's text for `client`: templates as `EXECUTE` of statements prepared on this
-   * connection (preparing the missing ones first, one round trip each, outside any
-   * transaction), or inlined when preparing is off or PostgreSQL refused to prepare one.
+   * Prepares on `client` the templates it has not prepared yet, one round trip each. Only
+   * outside a transaction: a refused `PREPARE` would abort one.
    * @throws the driver's error when the connection is lost while preparing.
    */
-  render(client: pg.PoolClient, statements: readonly RoundTripStatement[]): Promise<string>;
+  prepare(client: pg.PoolClient, statements: readonly RoundTripStatement[]): Promise<void>;
+  /**
+   * The round trip's text for `client`: templates as `EXECUTE` of statements this connection
+   * has prepared, the others inlined (always, when preparing is off).
+   */
+  render(client: pg.PoolClient, statements: readonly RoundTripStatement[]): string;
   /** Forgets what `client` prepared (after PostgreSQL said a prepared statement is missing). */
   forget(client: pg.PoolClient): void;
 }
@@ -30,39 +34,52 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
   /** Texts PostgreSQL refused to prepare (e.g. a parameter whose type it cannot infer). */
   const refused = new Set<string>();
 
-  const prepare = async (client: pg.PoolClient, template: SqlTemplate): Promise<string> => {
-    const text = numbered(template);
-    if (!enabled || refused.has(text)) return inlined(template);
-    const name = preparedName(text);
+  const namesOf = (client: pg.PoolClient): Set<string> => {
     let names = preparedOn.get(client);
     if (names === undefined) {
       names = new Set();
       preparedOn.set(client, names);
     }
-    if (!names.has(name)) {
-      try {
-        await client.query(`PREPARE ${name} AS ${text}`);
-      } catch (error) {
-        if (isConnectionError(error)) throw error;
-        // Prepared already (a statement lost track of), or not preparable: never lose a
-        // commit over it.
-        if ((error as { code?: unknown }).code !== '42P05') {
-          refused.add(text);
-          return inlined(template);
-        }
+    return names;
+  };
+
+  const prepareOne = async (client: pg.PoolClient, template: SqlTemplate): Promise<void> => {
+    const text = numbered(template);
+    const name = preparedName(text);
+    const names = namesOf(client);
+    if (refused.has(text) || names.has(name)) return;
+    try {
+      await client.query(`PREPARE ${name} AS ${text}`);
+    } catch (error) {
+      if (isConnectionError(error)) throw error;
+      // Prepared already (a statement we lost track of), or not preparable: the text goes
+      // with literals instead, never costing a commit.
+      if ((error as { code?: unknown }).code !== '42P05') {
+        refused.add(text);
+        return;
       }
-      names.add(name);
     }
-    return executeSql(name, template);
+    names.add(name);
+  };
+
+  const renderOne = (client: pg.PoolClient, statement: RoundTripStatement): string => {
+    if (typeof statement === 'string') return statement;
+    if (!enabled) return inlined(statement);
+    const name = preparedName(numbered(statement));
+    return preparedOn.get(client)?.has(name) === true
+      ? executeSql(name, statement)
+      : inlined(statement);
   };
 
   return {
-    async render(client, statements) {
-      const texts: string[] = [];
+    async prepare(client, statements) {
+      if (!enabled) return;
       for (const statement of statements) {
-        texts.push(typeof statement === 'string' ? statement : await prepare(client, statement));
+        if (typeof statement !== 'string') await prepareOne(client, statement);
       }
-      return texts.join(';\n');
+    },
+    render(client, statements) {
+      return statements.map((statement) => renderOne(client, statement)).join(';\n');
     },
     forget(client) {
       preparedOn.delete(client);

@@ -8,7 +8,7 @@ import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledg
 import type { ProposalRecord, StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
 import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
-import { inlined, joinSql, literal, raw, type SqlTemplate, sql } from './postgres-sql-template.js';
+import { joinSql, literal, raw, type SqlTemplate, sql } from './postgres-sql-template.js';
 
 export { literal } from './postgres-sql-template.js';
 
@@ -65,10 +65,10 @@ export interface WriteSql {
   readonly from: string;
 }
 
-/** The write as a statement (literals inlined) whose row count is 1 when it applied. */
-export function countedSql(write: WriteSql): string {
-  return inlined(sql`${write.ctes}
-    SELECT 1 FROM ${raw(write.from)}`);
+/** The write as a statement whose row count is 1 when it applied. */
+export function countedSql(write: WriteSql): SqlTemplate {
+  return sql`${write.ctes}
+    SELECT 1 FROM ${raw(write.from)}`;
 }
 
 /** The write as a statement that fails (division by zero) unless it applied to exactly 1 row. */

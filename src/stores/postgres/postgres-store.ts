@@ -21,6 +21,7 @@ import { readFailure, redactConnectionString } from './postgres-errors.js';
 import { createCommitQueue } from './postgres-group-commit.js';
 import { purgePostgresErased, truncatePostgresLedger } from './postgres-maintenance.js';
 import { quoteSchema } from './postgres-migrations.js';
+import { createPreparedStatements } from './postgres-prepared.js';
 import { postgresReads } from './postgres-reads.js';
 import { commitWrites, parameterisedSql } from './postgres-sql.js';
 
@@ -135,6 +136,7 @@ export async function createPostgresStoreWithHooks(
     where,
     sql: parameterisedSql(q),
     preparedStatements: config.preparedStatements ?? true,
+    prepared: createPreparedStatements(config.preparedStatements ?? true),
     hooks,
     connect: () => checkout(opened.pool, where),
     dedicated: () => dedicatedConnection(opened, where),
