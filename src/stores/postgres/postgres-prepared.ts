@@ -34,6 +34,18 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
   /** Texts PostgreSQL refused to prepare (e.g. a parameter whose type it cannot infer). */
   const refused = new Set<string>();
 
+  /** Each template's numbered text and name, computed once (prepare and render both ask). */
+  const identities = new WeakMap<SqlTemplate, { readonly text: string; readonly name: string }>();
+  const identify = (template: SqlTemplate) => {
+    let identity = identities.get(template);
+    if (identity === undefined) {
+      const text = numbered(template);
+      identity = { text, name: preparedName(text) };
+      identities.set(template, identity);
+    }
+    return identity;
+  };
+
   const namesOf = (client: pg.PoolClient): Set<string> => {
     let names = preparedOn.get(client);
     if (names === undefined) {
@@ -44,8 +56,7 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
   };
 
   const prepareOne = async (client: pg.PoolClient, template: SqlTemplate): Promise<void> => {
-    const text = numbered(template);
-    const name = preparedName(text);
+    const { text, name } = identify(template);
     const names = namesOf(client);
     if (refused.has(text) || names.has(name)) return;
     try {
@@ -65,7 +76,7 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
   const renderOne = (client: pg.PoolClient, statement: RoundTripStatement): string => {
     if (typeof statement === 'string') return statement;
     if (!enabled) return inlined(statement);
-    const name = preparedName(numbered(statement));
+    const { name } = identify(statement);
     return preparedOn.get(client)?.has(name) === true
       ? executeSql(name, statement)
       : inlined(statement);
