@@ -17,6 +17,18 @@ export type BatchMark =
   | { readonly kind: 'evidence'; readonly item: AuthorityEvidenceRecord }
   | { readonly kind: 'nothing' };
 
+/** The trace of a batch: its first sealed event (its place in the chain), else its first evidence. */
+export function batchMark(
+  appended: readonly LedgerEvent[],
+  firstEvidence: AuthorityEvidenceRecord | undefined,
+): BatchMark {
+  const first = appended[0];
+  if (first !== undefined) return { kind: 'event', tenant: first.tenant, event: first };
+  return firstEvidence === undefined
+    ? { kind: 'nothing' }
+    : { kind: 'evidence', item: firstEvidence };
+}
+
 /** How long to wait for the old backend to leave before the outcome is unknown. */
 const BACKEND_GONE_WAIT_MS = 10_000;
 const POLL_MS = 50;

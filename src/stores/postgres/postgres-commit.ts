@@ -17,16 +17,21 @@ import {
   errorCode,
   isConnectionError,
   MAX_ATTEMPTS,
+  PREPARED_STATEMENT_MISSING,
   RETRYABLE_CODES,
   refusedByDatabase,
 } from './postgres-errors.js';
-import { eventRowSql } from './postgres-sql.js';
+import type { RoundTripStatement } from './postgres-prepared.js';
+import { eventRowSql, type WriteSql } from './postgres-sql.js';
+import type { SqlTemplate } from './postgres-sql-template.js';
 
 /** One caller's commit, waiting in the queue for the next batch. */
 export interface PendingCommit {
   readonly write: StoreCommit;
-  /** The commit's writes as SQL with literals, one statement each (see `commitStatements`). */
-  readonly statements: readonly string[];
+  /** The commit's writes (see `commitWrites`), built before the commit is queued. */
+  readonly writes: readonly WriteSql[];
+  /** The writes as statements answering with their row counts (see `countedSql`). */
+  readonly statements: readonly SqlTemplate[];
   readonly resolve: (result: StoreCommitResult) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -50,9 +55,9 @@ export function savepointName(index: number): string {
 export async function queryAll(
   context: PostgresContext,
   client: pg.PoolClient,
-  statements: readonly string[],
+  statements: readonly RoundTripStatement[],
 ): Promise<pg.QueryResult[]> {
-  const answered = await client.query(statements.join(';\n'));
+  const answered = await client.query(context.prepared.render(client, statements));
   const results = (Array.isArray(answered) ? answered : [answered]) as pg.QueryResult[];
   if (results.length !== statements.length) {
     throw new StoreInvariantError(
@@ -207,7 +212,7 @@ export async function sendRun(
   from: number,
   opening: readonly string[],
 ): Promise<{ opened?: pg.QueryResult[]; counts?: (number | null)[][] }> {
-  const parts: string[] = [...opening];
+  const parts: RoundTripStatement[] = [...opening];
   let first: number | undefined;
   for (let index = from; index < batch.length; index += 1) {
     const statements = (batch[index] as PendingCommit).statements;
@@ -278,6 +283,11 @@ export async function applyInSavepoint(
       // statement failed; rolling back to it undoes this commit and nothing before it.
       await client.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
       const code = errorCode(error);
+      if (code === PREPARED_STATEMENT_MISSING && attempt < MAX_ATTEMPTS) {
+        // A pooler dropped the connection's prepared statements: send the text instead.
+        context.prepared.forget(client);
+        continue;
+      }
       if (attempt < MAX_ATTEMPTS && code !== undefined && RETRYABLE_CODES.has(code)) continue;
       return { kind: 'error', error: refusedByDatabase(context.where, error) };
     }

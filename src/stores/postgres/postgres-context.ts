@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { ProposalRecord } from '../../core/store.js';
 import { decodeProposal, type ProposalRow } from '../store-codec.js';
 import type { DedicatedConnection } from './postgres-connection.js';
+import type { PreparedStatements } from './postgres-prepared.js';
 import type { PostgresStatements } from './postgres-sql.js';
 
 /**
@@ -30,6 +31,10 @@ export interface PostgresContext {
   /** `PostgreSQL <redacted url>, schema "<name>"`, for messages. */
   readonly where: string;
   readonly sql: PostgresStatements;
+  /** Whether reads run as named statements, prepared once per connection (decision 120). */
+  readonly preparedStatements: boolean;
+  /** The batches' statements, prepared once per connection where allowed (decision 120). */
+  readonly prepared: PreparedStatements;
   readonly hooks: PostgresStoreHooks;
   /**
    * Checks a client out of the pool.

@@ -37,6 +37,9 @@ export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['40001', '40P01']);
 /** How often a retryable batch or commit is tried before its error is final. */
 export const MAX_ATTEMPTS = 5;
 
+/** `invalid_sql_statement_name`: the connection no longer holds a statement we prepared. */
+export const PREPARED_STATEMENT_MISSING = '26000';
+
 /** A batch found a chain head missing that it believed created; it is rolled back and rerun. */
 export class HeadsMissingError extends Error {}
 
@@ -56,7 +59,7 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /** True when PostgreSQL cancelled a statement at the statement (or lock) timeout. */
-function isStatementTimeout(error: unknown): boolean {
+export function isStatementTimeout(error: unknown): boolean {
   const code = errorCode(error);
   return code !== undefined && TIMED_OUT_CODES.has(code);
 }

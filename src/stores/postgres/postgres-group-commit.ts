@@ -2,6 +2,7 @@
  * Group commit for the PostgreSQL store (decision 024): commits queued in the same tick, or
  * while a batch is in flight, share one transaction on one connection — chain heads locked
  * first, a savepoint per commit, the sealed events appended with COMMIT in the last round trip.
+ * A batch whose chain heads this process wrote last goes as one round trip (decision 119).
  */
 import type pg from 'pg';
 import type { LedgerEvent, LedgerHead } from '../../core/ledger.js';
@@ -14,23 +15,32 @@ import {
   sealOutcome,
   sendRun,
 } from './postgres-commit.js';
-import { type BatchMark, batchLanded, lostCommitOutcomes } from './postgres-commit-outcome.js';
+import {
+  type BatchMark,
+  batchLanded,
+  batchMark,
+  lostCommitOutcomes,
+} from './postgres-commit-outcome.js';
 import { backendPid, type PostgresContext } from './postgres-context.js';
 import {
   connectionLostBeforeCommit,
   errorCode,
   HeadsMissingError,
   isConnectionError,
+  isStatementTimeout,
   MAX_ATTEMPTS,
+  PREPARED_STATEMENT_MISSING,
   RETRYABLE_CODES,
   refusedByDatabase,
 } from './postgres-errors.js';
+import { createHeadCache, planOneTrip } from './postgres-one-trip.js';
 import {
-  appendEventsSql,
+  appendAndMoveSql,
+  countedSql,
   createHeadsSql,
   type HeadRow,
-  moveHeadsSql,
   selectHeadsSql,
+  type WriteSql,
 } from './postgres-sql.js';
 
 /**
@@ -43,7 +53,7 @@ const MAX_BATCH_COMMITS = 64;
 /** Queues commits and runs them batch by batch, one batch in flight at a time. */
 export interface CommitQueue {
   /** Queues a commit (its writes already built as SQL) and settles once its batch has. */
-  enqueue(write: StoreCommit, statements: readonly string[]): Promise<StoreCommitResult>;
+  enqueue(write: StoreCommit, writes: readonly WriteSql[]): Promise<StoreCommitResult>;
 }
 
 /** What the batch's first part decided, before the events are appended and COMMIT is sent. */
@@ -67,6 +77,10 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
    * commit's savepoint. A head at sequence 0 is an empty chain (`ledgerHead` ignores it).
    */
   const knownHeads = new Set<string>();
+  const headCache = createHeadCache();
+  // Test hooks act between the two round trips, so a store with hooks always takes both.
+  const oneTripAllowed =
+    context.hooks.beforeSeal === undefined && context.hooks.commit === undefined;
 
   const createHeads = async (client: pg.PoolClient, tenants: readonly string[]) => {
     const missing = tenants.filter((tenant) => !knownHeads.has(tenant));
@@ -81,12 +95,14 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
    * savepoint nested in the one before. A commit all of whose writes touched one row each, and
    * whose events seal, is decided exactly as alone: it saw only the clean commits before it.
    * At the first commit that is not clean, roll back to its savepoint (undoing it and every
-   * later one), decide it alone, and go on optimistically after it.
+   * later one), decide it alone, and go on optimistically after it. `rollbackFirst` ends the
+   * aborted transaction of a one-round-trip attempt in the same first round trip.
    */
   const decideBatch = async (
     client: pg.PoolClient,
     batch: readonly PendingCommit[],
     brokenBy: () => Error | undefined,
+    rollbackFirst: boolean,
   ): Promise<DecidedBatch> => {
     const tenants = [...new Set(batch.map((pending) => pending.write.tenant))];
     await createHeads(client, tenants);
@@ -123,10 +139,12 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     while (!headsLocked || from < batch.length) {
       // The first round trip also opens the transaction and locks the heads that exist, so a
       // batch of clean commits holds them across one turn of the event loop only.
-      const opening = headsLocked ? [] : ['BEGIN', selectHeadsSql(context.q, tenants)];
+      const opening = headsLocked
+        ? []
+        : [...(rollbackFirst ? ['ROLLBACK'] : []), 'BEGIN', selectHeadsSql(context.q, tenants)];
       const sent = await sendRun(context, client, batch, from, opening);
       if (!headsLocked) {
-        const locked = sent.opened?.[1] as pg.QueryResult<HeadRow> | undefined;
+        const locked = sent.opened?.at(-1) as pg.QueryResult<HeadRow> | undefined;
         // After a failed run the lock result was lost with it; the locks themselves hold.
         const rows =
           locked?.rows ?? (await client.query<HeadRow>(selectHeadsSql(context.q, tenants))).rows;
@@ -139,6 +157,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
           throw new HeadsMissingError();
         }
         lockedHeads = new Map(heads);
+        headCache.locked(lockedHeads);
         headsLocked = true;
       }
       const counts = sent.counts;
@@ -179,29 +198,13 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     return { outcomes, lockedHeads, heads, appended, eventRows, firstEvidence };
   };
 
-  /** The append of every sealed event and the head moves, sent with COMMIT. */
-  const sealStatements = (decided: DecidedBatch): string[] => {
-    if (decided.appended.length === 0) return [];
-    const tenantsMoved = [...new Set(decided.appended.map((event) => event.tenant))];
-    return [
-      appendEventsSql(context.q, decided.eventRows),
-      moveHeadsSql(
-        context.q,
-        tenantsMoved.map((tenant) => ({
-          tenant,
-          to: decided.heads.get(tenant) as LedgerHead,
-          was: decided.lockedHeads.get(tenant) as LedgerHead,
-        })),
-      ),
-    ];
-  };
-
   /**
    * Runs a batch once on one connection, in one transaction. Returns each caller's outcome
    * once COMMIT has landed (or was found to have landed); throws for the batch as a whole
    * otherwise.
    */
   const batchOnce = async (batch: readonly PendingCommit[]): Promise<CommitOutcome[]> => {
+    const tenants = [...new Set(batch.map((pending) => pending.write.tenant))];
     const client = await context.connect();
     let broken: Error | undefined;
     const onError = (error: Error) => {
@@ -213,16 +216,46 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     let outcomes: CommitOutcome[] = [];
     let mark: BatchMark = { kind: 'nothing' };
     try {
-      const decided = await decideBatch(client, batch, () => broken);
+      const remembered = oneTripAllowed ? headCache.trusted(tenants) : undefined;
+      const oneTrip = remembered && planOneTrip(context.q, batch, remembered);
+      // Outside the transaction: the statements this connection will EXECUTE.
+      await context.prepared.prepare(
+        client,
+        oneTrip?.statements ?? batch.flatMap((pending) => pending.statements),
+      );
+      if (oneTrip !== undefined) {
+        const text = context.prepared.render(client, oneTrip.statements);
+        phase = 'commit';
+        outcomes = oneTrip.outcomes;
+        mark = oneTrip.mark;
+        try {
+          await client.query(text);
+          headCache.landed(oneTrip.heads);
+          return outcomes;
+        } catch (error) {
+          // Lost connection: the landed check below. A timeout: the two-round-trip batch
+          // would wait as long again. Anything else (a head another process moved, a write
+          // that touched no row) aborted the whole transaction: decide the batch in two.
+          if (isConnectionError(error) || broken !== undefined || isStatementTimeout(error)) {
+            throw error;
+          }
+          headCache.distrust(tenants);
+          if (errorCode(error) === PREPARED_STATEMENT_MISSING) context.prepared.forget(client);
+          phase = 'transaction';
+          outcomes = [];
+          mark = { kind: 'nothing' };
+        }
+      }
+      const decided = await decideBatch(client, batch, () => broken, oneTrip !== undefined);
       outcomes = decided.outcomes;
       // Prefer an event as the trace: its hash names this batch's place in the chain.
-      const firstEvent = decided.appended[0];
-      if (firstEvent !== undefined) {
-        mark = { kind: 'event', tenant: firstEvent.tenant, event: firstEvent };
-      } else if (decided.firstEvidence !== undefined) {
-        mark = { kind: 'evidence', item: decided.firstEvidence };
-      }
-      const statements = sealStatements(decided);
+      mark = batchMark(decided.appended, decided.firstEvidence);
+      const statements = appendAndMoveSql(
+        context.q,
+        decided.appended,
+        decided.eventRows,
+        decided.lockedHeads,
+      );
       if (statements.length > 0) await context.hooks.beforeSeal?.(client, pid);
       phase = 'commit';
       if (context.hooks.commit === undefined) {
@@ -232,8 +265,10 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
         if (statements.length > 0) await client.query(statements.join(';\n'));
         await context.hooks.commit(client);
       }
+      headCache.landed(decided.heads);
       return outcomes;
     } catch (error) {
+      headCache.distrust(tenants);
       if (isConnectionError(error) || broken !== undefined) {
         broken ??= error instanceof Error ? error : new Error(String(error));
         if (phase === 'transaction') throw connectionLostBeforeCommit(context.where, error);
@@ -288,9 +323,9 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
   };
 
   return {
-    enqueue(write, statements) {
+    enqueue(write, writes) {
       return new Promise<StoreCommitResult>((resolve, reject) => {
-        queue.push({ write, statements, resolve, reject });
+        queue.push({ write, writes, statements: writes.map(countedSql), resolve, reject });
         if (draining) return;
         draining = true;
         // Commits arriving in the same tick, or while a batch is in flight, share a batch.

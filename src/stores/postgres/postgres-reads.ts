@@ -1,6 +1,7 @@
 /**
- * The PostgreSQL store's reads: each one a single parameterised statement on the pool, every
- * decoded row checked against the row it came from.
+ * The PostgreSQL store's reads: each one a single parameterised statement on the pool (no
+ * transaction of its own), prepared once per connection where the store may, every decoded row
+ * checked against the row it came from.
  */
 import type pg from 'pg';
 import type { LedgerEvent, LedgerHead } from '../../core/ledger.js';
@@ -21,11 +22,38 @@ import {
 } from '../store-codec.js';
 import { checkProposalListQuery } from '../store-queries.js';
 import { type PostgresContext, toProposal } from './postgres-context.js';
+import { preparedName } from './postgres-sql.js';
+
+/** Statement texts whose generic plan is as good as a custom one, so they are prepared. */
+const PREPARED_READS = [
+  'getProposal',
+  'listByEffect',
+  'getClaim',
+  'listEvidence',
+  'readLedger',
+  'readProposalLedger',
+  'ledgerHead',
+  'checkpoint',
+] as const;
 
 /** The read members of the PostgreSQL store, each one statement on the pool. */
 export function postgresReads(context: PostgresContext) {
   const { sql, where } = context;
-  const db = context.pool;
+  const names = new Map<string, string>(
+    context.preparedStatements
+      ? PREPARED_READS.map((key) => [sql[key], preparedName(sql[key])])
+      : [],
+  );
+  const pool = context.pool;
+  /** Runs `text` on a pooled connection, as a named (prepared) statement where listed. */
+  const db = {
+    query<R extends pg.QueryResultRow>(text: string, values: unknown[]) {
+      const name = names.get(text);
+      return name === undefined
+        ? pool.query<R>(text, values)
+        : pool.query<R>({ name, text, values });
+    },
+  };
   const proposals = (result: pg.QueryResult<ProposalRow>): ProposalRecord[] =>
     result.rows.map((row) => toProposal(context, row));
   return {
@@ -89,12 +117,17 @@ export function postgresReads(context: PostgresContext) {
     },
 
     async readLedger(query: LedgerQuery): Promise<readonly LedgerEvent[]> {
-      const result = await db.query<EventRow>(sql.readLedger, [
-        query.tenant,
-        query.afterSequence ?? 0,
-        query.proposal ?? null,
-        query.limit ?? null,
-      ]);
+      const after = query.afterSequence ?? 0;
+      const limit = query.limit ?? null;
+      const result =
+        query.proposal === undefined
+          ? await db.query<EventRow>(sql.readLedger, [query.tenant, after, limit])
+          : await db.query<EventRow>(sql.readProposalLedger, [
+              query.tenant,
+              after,
+              query.proposal,
+              limit,
+            ]);
       return result.rows.map((row) => decodeEvent(row.event, row, where));
     },
 

@@ -3,37 +3,20 @@
  * round trip, no parameters), a commit's writes, the batch's head and ledger statements, and the
  * parameterised statements of the rare paths and the reads. Pure text; nothing here runs SQL.
  */
-import { StoreInvariantError } from '../../core/errors.js';
+import { createHash } from 'node:crypto';
 import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
 import type { ProposalRecord, StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
 import { EnvelopePart, envelopeTexts, recordWithoutEnvelopes } from '../store-envelopes.js';
+import { joinSql, literal, raw, type SqlTemplate, sql } from './postgres-sql-template.js';
+
+export { literal } from './postgres-sql-template.js';
 
 /** A chain head row as locked by a batch (bigint arrives as text). */
 export interface HeadRow {
   tenant: string;
   sequence: string;
   hash: string;
-}
-
-/**
- * A SQL literal for the simple query protocol, which carries several statements in one round
- * trip but no parameters. Numbers are quoted as pg sends parameters (`'12'`), so PostgreSQL
- * parses and checks them against the column type exactly as before. Text with a backslash uses
- * the `E''` form so the result does not depend on `standard_conforming_strings`.
- */
-export function literal(value: string | number | null): string {
-  if (value === null) return 'NULL';
-  const text = typeof value === 'number' ? String(value) : value;
-  if (text.includes('\u0000')) {
-    // The protocol ends a query at NUL; PostgreSQL text cannot hold it either.
-    throw new StoreInvariantError(
-      'store_commit_malformed',
-      'Refused store commit: a text value contains U+0000, which PostgreSQL cannot store',
-    );
-  }
-  const quoted = text.replaceAll("'", "''");
-  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
 
 /**
@@ -47,105 +30,149 @@ function envelopeUpdate(
   tenant: string,
   proposal: string,
   r: ProposalRecord,
-): { readonly conditions: string[]; readonly effects: string[] } {
+): { readonly conditions: SqlTemplate[]; readonly effects: SqlTemplate[] } {
   const texts = envelopeTexts(r);
-  const stored = (part: EnvelopePart) => `${q}.proposal_envelopes e
-    WHERE e.tenant = ${tenant} AND e.proposal = ${proposal} AND e.part = '${part}'`;
-  const conditions: string[] = [];
-  const effects: string[] = [];
+  const table = raw(`${q}.proposal_envelopes`);
+  const stored = (part: EnvelopePart) => sql`${table} e
+    WHERE e.tenant = ${tenant} AND e.proposal = ${proposal} AND e.part = ${raw(`'${part}'`)}`;
+  const conditions: SqlTemplate[] = [];
+  const effects: SqlTemplate[] = [];
   for (const part of Object.values(EnvelopePart)) {
     const text = texts[part];
+    const name = raw(part);
     if (text === null) {
-      effects.push(`${part}_gone AS (DELETE FROM ${q}.proposal_envelopes e USING updated u
-        WHERE e.tenant = u.tenant AND e.proposal = u.proposal AND e.part = '${part}')`);
+      effects.push(sql`${name}_gone AS (DELETE FROM ${table} e USING updated u
+        WHERE e.tenant = u.tenant AND e.proposal = u.proposal AND e.part = ${raw(`'${part}'`)})`);
     } else if (part === EnvelopePart.snapshot) {
-      conditions.push(`EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope = ${literal(text)})`);
+      conditions.push(sql`EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope = ${text})`);
     } else {
-      conditions.push(
-        `NOT EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope <> ${literal(text)})`,
-      );
-      effects.push(`${part}_kept AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
-        SELECT tenant, proposal, '${part}', ${literal(text)} FROM updated
+      conditions.push(sql`NOT EXISTS (SELECT 1 FROM ${stored(part)} AND e.envelope <> ${text})`);
+      effects.push(sql`${name}_kept AS (INSERT INTO ${table} (tenant, proposal, part, envelope)
+        SELECT tenant, proposal, ${raw(`'${part}'`)}, ${text}::text FROM updated
         ON CONFLICT (tenant, proposal, part) DO NOTHING)`);
     }
   }
   return { conditions, effects };
 }
 
-/** The proposal write of a commit (see `commitStatements`), answering 1 when it applied. */
-function proposalStatement(q: string, write: StoreCommit): string | undefined {
+/**
+ * One write of a commit as data-modifying CTEs and the CTE whose rows say whether it applied
+ * (one row when it did). The group commit sends it as `SELECT 1 FROM <from>` and reads the row
+ * count (decision 024); the one-round-trip commit asserts the count instead (decision 119).
+ */
+export interface WriteSql {
+  readonly ctes: SqlTemplate;
+  readonly from: string;
+}
+
+/** The write as a statement whose row count is 1 when it applied. */
+export function countedSql(write: WriteSql): SqlTemplate {
+  return sql`${write.ctes}
+    SELECT 1 FROM ${raw(write.from)}`;
+}
+
+/** The write as a statement that fails (division by zero) unless it applied to exactly 1 row. */
+export function assertedSql(write: WriteSql): SqlTemplate {
+  return sql`${write.ctes}
+    SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM ${raw(write.from)}`;
+}
+
+/** The proposal write of a commit (see `commitWrites`). */
+function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
   const change = write.proposal;
   if (change === undefined) return undefined;
   const r = change.record;
-  const tenant = literal(write.tenant);
-  const proposal = literal(r.proposal);
-  const columns = {
-    revision: literal(r.revision),
-    status: literal(r.status),
-    effect_scope: literal(r.effectScope),
-    created_at_ms: literal(r.createdAtMs),
-    due_at_ms: literal(r.dueAtMs),
-    expires_at_ms: literal(r.expiresAtMs),
-    action_type: literal(r.actionType),
-    record: literal(encodeJson(recordWithoutEnvelopes(r))),
-  };
+  const { tenant } = write;
+  const proposal = r.proposal;
+  const columns: [string, string | number | null][] = [
+    ['revision', r.revision],
+    ['status', r.status],
+    ['effect_scope', r.effectScope],
+    ['created_at_ms', r.createdAtMs],
+    ['due_at_ms', r.dueAtMs],
+    ['expires_at_ms', r.expiresAtMs],
+    ['action_type', r.actionType],
+    ['record', encodeJson(recordWithoutEnvelopes(r))],
+  ];
+  const proposals = raw(`${q}.proposals`);
   if (change.kind === 'insert') {
     const texts = envelopeTexts(r);
     const parts = Object.values(EnvelopePart).flatMap((part) => {
       const text = texts[part];
-      return text === null ? [] : [`('${part}', ${literal(text)})`];
+      return text === null ? [] : [sql`(${raw(`'${part}'`)}, ${text}::text)`];
     });
-    const insert = `INSERT INTO ${q}.proposals
-      (tenant, proposal, ${Object.keys(columns).join(', ')})
-      VALUES (${tenant}, ${proposal}, ${Object.values(columns).join(', ')})
-      ON CONFLICT (tenant, proposal) DO NOTHING`;
-    if (parts.length === 0) return insert;
+    const names = raw(columns.map(([name]) => name).join(', '));
+    const values = joinSql(
+      columns.map(([, value]) => sql`${value}`),
+      ', ',
+    );
+    const insert = sql`WITH inserted AS (INSERT INTO ${proposals}
+      (tenant, proposal, ${names})
+      VALUES (${tenant}, ${proposal}, ${values})
+      ON CONFLICT (tenant, proposal) DO NOTHING RETURNING tenant, proposal)`;
+    if (parts.length === 0) return { ctes: insert, from: 'inserted' };
     // The sealed parts are written only with the proposal row; the count is the proposal's.
-    return `WITH inserted AS (${insert} RETURNING tenant, proposal),
-      sealed AS (INSERT INTO ${q}.proposal_envelopes (tenant, proposal, part, envelope)
+    return {
+      ctes: sql`${insert},
+      sealed AS (INSERT INTO ${raw(`${q}.proposal_envelopes`)} (tenant, proposal, part, envelope)
         SELECT i.tenant, i.proposal, v.part, v.envelope
-        FROM inserted i CROSS JOIN (VALUES ${parts.join(', ')}) AS v (part, envelope)
-        ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)
-      SELECT 1 FROM inserted`;
+        FROM inserted i CROSS JOIN (VALUES ${joinSql(parts, ', ')}) AS v (part, envelope)
+        ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)`,
+      from: 'inserted',
+    };
   }
   // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
   // wait, then PostgreSQL re-checks the condition on the row it committed. An update that
   // would change a sealed part matches no row either (and is refused).
   const { conditions, effects } = envelopeUpdate(q, tenant, proposal, r);
-  const update = `UPDATE ${q}.proposals SET ${Object.entries(columns)
-    .map(([column, value]) => `${column} = ${value}`)
-    .join(', ')}
+  const assignments = joinSql(
+    columns.map(([name, value]) => sql`${raw(name)} = ${value}`),
+    ', ',
+  );
+  const update = sql`UPDATE ${proposals} SET ${assignments}
     WHERE tenant = ${tenant} AND proposal = ${proposal}
-    AND revision = ${literal(change.expectedRevision)} AND status = ${literal(change.expectedStatus)}
-    ${conditions.map((condition) => `AND ${condition}`).join('\n    ')}`;
-  if (effects.length === 0) return update;
-  return `WITH updated AS (${update} RETURNING tenant, proposal),
-    ${effects.join(',\n    ')}
-    SELECT 1 FROM updated`;
+    AND revision = ${change.expectedRevision} AND status = ${change.expectedStatus}
+    ${joinSql(
+      conditions.map((condition) => sql`AND ${condition}`),
+      '\n    ',
+    )}`;
+  return {
+    ctes: joinSql(
+      [sql`WITH updated AS (${update} RETURNING tenant, proposal)`, ...effects],
+      ',\n    ',
+    ),
+    from: 'updated',
+  };
 }
 
 /**
  * A commit's writes, built before it is queued so the batch spends no time on JSON while it
  * holds the chain heads: the proposal write, the claim insert and one insert per evidence item,
- * in that order, each answering with its row count (1 when it applied).
+ * in that order.
  */
-export function commitStatements(q: string, write: StoreCommit): string[] {
-  const statements: string[] = [];
-  const tenant = literal(write.tenant);
-  const proposal = proposalStatement(q, write);
-  if (proposal !== undefined) statements.push(proposal);
+export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
+  const writes: WriteSql[] = [];
+  const { tenant } = write;
+  const proposal = proposalWrite(q, write);
+  if (proposal !== undefined) writes.push(proposal);
   if (write.claim !== undefined) {
     const { effectScope, proposal, atMs } = write.claim;
-    statements.push(`INSERT INTO ${q}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
-      VALUES (${tenant}, ${literal(effectScope)}, ${literal(proposal)}, ${literal(atMs)})
-      ON CONFLICT (tenant, effect_scope) DO NOTHING`);
+    writes.push({
+      ctes: sql`WITH claimed AS (INSERT INTO ${raw(`${q}.effect_claims`)} (tenant, effect_scope, proposal, claimed_at_ms)
+      VALUES (${tenant}, ${effectScope}, ${proposal}, ${atMs})
+      ON CONFLICT (tenant, effect_scope) DO NOTHING RETURNING 1)`,
+      from: 'claimed',
+    });
   }
   for (const item of write.evidence ?? []) {
-    statements.push(`INSERT INTO ${q}.authority_evidence (tenant, proposal, evidence_digest, record)
-      VALUES (${tenant}, ${literal(item.proposal)}, ${literal(item.evidenceDigest)}, ${literal(encodeJson(item))})
-      ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING`);
+    writes.push({
+      ctes: sql`WITH stored AS (INSERT INTO ${raw(`${q}.authority_evidence`)} (tenant, proposal, evidence_digest, record)
+      VALUES (${tenant}, ${item.proposal}, ${item.evidenceDigest}, ${encodeJson(item)})
+      ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING RETURNING 1)`,
+      from: 'stored',
+    });
   }
-  return statements;
+  return writes;
 }
 
 /** Locks the chain heads of `tenants` that exist, in PostgreSQL's tenant order. */
@@ -191,6 +218,77 @@ export function moveHeadsSql(
     SELECT 1 / (CASE WHEN count(*) = ${moves.length} THEN 1 ELSE 0 END) FROM moved`;
 }
 
+/**
+ * The append of a batch's sealed events (as {@link eventRowSql} rows) and the move of every
+ * head they extend, from the head locked at the start (`was`) to the last event; nothing when
+ * the batch sealed no event.
+ */
+export function appendAndMoveSql(
+  q: string,
+  events: readonly LedgerEvent[],
+  eventRows: readonly string[],
+  was: ReadonlyMap<string, LedgerHead>,
+): string[] {
+  if (events.length === 0) return [];
+  const last = new Map<string, LedgerHead>();
+  for (const event of events)
+    last.set(event.tenant, { sequence: event.sequence, hash: event.hash });
+  const moves = [...last].map(([tenant, to]) => ({
+    tenant,
+    to,
+    was: was.get(tenant) as LedgerHead,
+  }));
+  return [appendEventsSql(q, eventRows), moveHeadsSql(q, moves)];
+}
+
+/**
+ * Locks the chain heads of `heads`' tenants in PostgreSQL's tenant order (as
+ * {@link selectHeadsSql}) and fails (division by zero) unless each is exactly as given.
+ */
+export function assertHeadsSql(q: string, heads: ReadonlyMap<string, LedgerHead>): string {
+  const tenants = [...heads.keys()];
+  const expected = [...heads].map(
+    ([tenant, head]) =>
+      `(${literal(tenant)}, ${literal(head.sequence)}::bigint, ${literal(head.hash)})`,
+  );
+  return `WITH locked AS (${selectHeadsSql(q, tenants)})
+    SELECT 1 / (CASE WHEN count(*) FILTER (WHERE (tenant, sequence, hash) IN (${expected.join(', ')}))
+      = ${tenants.length} THEN 1 ELSE 0 END) FROM locked`;
+}
+
+/**
+ * One tenant's head locked and asserted (as {@link assertHeadsSql}), its events appended and
+ * the head moved (as {@link appendAndMoveSql}), as templates: the one-round-trip batch of a
+ * single tenant sends them as prepared statements (decision 120).
+ */
+export function oneTenantSealTemplates(
+  q: string,
+  tenant: string,
+  was: LedgerHead,
+  events: readonly LedgerEvent[],
+): { readonly lock: SqlTemplate; readonly seal: SqlTemplate[] } {
+  const heads = raw(`${q}.ledger_heads`);
+  const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
+    SELECT 1 / (CASE WHEN count(*) FILTER (WHERE sequence = ${was.sequence} AND hash = ${was.hash})
+      = 1 THEN 1 ELSE 0 END) FROM locked`;
+  const last = events.at(-1);
+  if (last === undefined) return { lock, seal: [] };
+  const rows = events.map(
+    (event) =>
+      sql`(${event.tenant}, ${event.sequence}, ${event.proposal}, ${event.hash}, ${encodeJson(event)})`,
+  );
+  return {
+    lock,
+    seal: [
+      sql`INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
+        VALUES ${joinSql(rows, ', ')}`,
+      sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
+        WHERE tenant = ${tenant} AND sequence = ${was.sequence} RETURNING 1)
+        SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
+    ],
+  };
+}
+
 /** Parameterised statements: the rare commit paths, the reads and retention. */
 export function parameterisedSql(q: string) {
   // A proposal's columns with its snapshot (kept apart, decision 025), for `FROM proposals p`.
@@ -221,9 +319,12 @@ export function parameterisedSql(q: string) {
     listDue: `SELECT ${proposal} WHERE p.tenant = $1 AND p.due_at_ms IS NOT NULL
       AND p.due_at_ms <= $2 AND p.status = ANY($3::text[])
       ORDER BY p.due_at_ms, p.proposal LIMIT $4`,
+    // Two texts rather than `($3 IS NULL OR proposal = $3)`, so each has one good plan when
+    // prepared (a generic plan cannot know which branch a call takes).
     readLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
-      WHERE tenant = $1 AND sequence > $2 AND ($3::text IS NULL OR proposal = $3)
-      ORDER BY sequence LIMIT $4`,
+      WHERE tenant = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
+    readProposalLedger: `SELECT tenant, sequence, hash, event FROM ${q}.ledger_events
+      WHERE tenant = $1 AND proposal = $3 AND sequence > $2 ORDER BY sequence LIMIT $4`,
     // One ordered index range per status (LATERAL), merged: each reads at most `limit` rows.
     listProposals: `SELECT l.tenant, l.proposal, l.revision, l.status, l.record, l.snapshot, l.output
       FROM unnest($1::text[]) AS wanted (status) CROSS JOIN LATERAL (
@@ -243,6 +344,14 @@ export function parameterisedSql(q: string) {
       WHERE tenant = $1`,
     checkpoint: `SELECT checkpoint_sequence, checkpoint_hash FROM ${q}.ledger_heads WHERE tenant = $1`,
   } as const;
+}
+
+/**
+ * The name under which `text` is prepared on each connection: pg parses a named statement once
+ * per connection, and PostgreSQL plans it without parsing again (decision 120).
+ */
+export function preparedName(text: string): string {
+  return `sg_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
 }
 
 /** The statements of {@link parameterisedSql}. */

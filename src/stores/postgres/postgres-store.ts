@@ -21,8 +21,9 @@ import { readFailure, redactConnectionString } from './postgres-errors.js';
 import { createCommitQueue } from './postgres-group-commit.js';
 import { purgePostgresErased, truncatePostgresLedger } from './postgres-maintenance.js';
 import { quoteSchema } from './postgres-migrations.js';
+import { createPreparedStatements } from './postgres-prepared.js';
 import { postgresReads } from './postgres-reads.js';
-import { commitStatements, parameterisedSql } from './postgres-sql.js';
+import { commitWrites, parameterisedSql } from './postgres-sql.js';
 
 export type { PostgresStoreHooks } from './postgres-context.js';
 export { redactConnectionString } from './postgres-errors.js';
@@ -40,6 +41,13 @@ export interface PostgresStoreConfig {
   readonly pool?: pg.Pool;
   /** The schema holding Sideguard's tables; created if missing. @default 'sideguard' */
   readonly schema?: string;
+  /**
+   * Run the reads as named statements, prepared once per connection, so PostgreSQL neither
+   * parses nor (mostly) plans them again (decision 120). Turn it off behind a pooler that
+   * cannot keep prepared statements per client (PgBouncer in transaction mode before 1.21,
+   * or without `max_prepared_statements`). @default true
+   */
+  readonly preparedStatements?: boolean;
   /** Pool size when the store creates the pool. @default 10 */
   readonly maxConnections?: number;
   /**
@@ -127,6 +135,8 @@ export async function createPostgresStoreWithHooks(
     q,
     where,
     sql: parameterisedSql(q),
+    preparedStatements: config.preparedStatements ?? true,
+    prepared: createPreparedStatements(config.preparedStatements ?? true),
     hooks,
     connect: () => checkout(opened.pool, where),
     dedicated: () => dedicatedConnection(opened, where),
@@ -163,7 +173,7 @@ export async function createPostgresStoreWithHooks(
     async commit(write: StoreCommit): Promise<StoreCommitResult> {
       ensureOpen();
       assertCommitShape(write);
-      return track(queue.enqueue(write, commitStatements(q, write)));
+      return track(queue.enqueue(write, commitWrites(q, write)));
     },
     getProposal: (tenant, proposal) => read(() => reads.getProposal(tenant, proposal)),
     listProposalsByEffect: (tenant, effectScope, limit = 50) =>

@@ -1,0 +1,288 @@
+/**
+ * The one-round-trip batch (decision 119): a batch on chains this process wrote last goes as one
+ * round trip; a head another process moved, a write that touched no row, a lost connection or a
+ * lock past the statement timeout each end with exactly the answers the two-round-trip batch
+ * (decision 024) gives.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectClient,
+  freshTestSchema,
+  postgresTestUrl,
+  type TestSchema,
+  withHeadLocked,
+} from '../../../test/support/postgres.js';
+import { verifyLedgerChain } from '../../core/ledger.js';
+import type { GuardStore, ProposalRecord } from '../../core/store.js';
+import { insertCommit, record, seed, updateCommit } from '../conformance/conformance-fixtures.js';
+import { StoreUnavailableError } from '../store-errors.js';
+import {
+  createPostgresStoreWithHooks,
+  type PostgresStore,
+  type PostgresStoreHooks,
+} from './postgres-store.js';
+
+const url = await postgresTestUrl();
+/** The test stores' `application_name`, to find their backends in `pg_stat_activity`. */
+const APPLICATION = `sg_one_trip_${process.pid}`;
+const insert = (value: ProposalRecord) => insertCommit(value);
+/** authorized → executing, taking the effect claim. */
+const admission = (current: ProposalRecord) => updateCommit(current, { status: 'executing' });
+
+/** The tenant's chain is gapless from 1, verifies, and ends at the head the store records. */
+async function expectValidChain(store: GuardStore, tenant: string, count: number) {
+  const ledger = await store.readLedger({ tenant });
+  expect(ledger.map((event) => event.sequence)).toEqual(
+    Array.from({ length: count }, (_, index) => index + 1),
+  );
+  expect(verifyLedgerChain(ledger)).toMatchObject({ kind: 'valid', count });
+  expect((await store.ledgerHead(tenant))?.sequence).toBe(count);
+}
+
+describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
+  let run: TestSchema;
+  let admin: pg.Client;
+  const opened: { store: PostgresStore; pool: pg.Pool }[] = [];
+  beforeAll(async () => {
+    run = freshTestSchema(url as string, 'one_trip');
+    admin = await connectClient(url as string);
+  });
+  afterAll(async () => {
+    for (const { store, pool } of opened) {
+      await store.close();
+      await pool.end();
+    }
+    await admin.end();
+    await run.drop();
+  });
+
+  /** A store on its own pool whose round trips that open a transaction are recorded. */
+  const open = async (
+    statementTimeoutMs = 30_000,
+    connections = 4,
+    hooks: PostgresStoreHooks = {},
+  ) => {
+    const pool = new pg.Pool({
+      connectionString: url as string,
+      max: connections,
+      statement_timeout: statementTimeoutMs,
+      application_name: APPLICATION,
+    });
+    pool.on('error', () => undefined);
+    const transactions: string[] = [];
+    const patched = new WeakSet<pg.PoolClient>();
+    pool.on('acquire', (client) => {
+      if (patched.has(client)) return;
+      patched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : '';
+        if (/^(ROLLBACK;\n)?BEGIN/.test(text)) transactions.push(text);
+        return query(...args);
+      };
+    });
+    const store = await createPostgresStoreWithHooks({ pool, schema: run.schema }, hooks);
+    opened.push({ store, pool });
+    return { store, transactions, pool };
+  };
+
+  /** The statements a one-connection pool prepared with SQL, optionally dropped (as a pooler). */
+  const preparedBySql = async (pool: pg.Pool, deallocate: boolean) => {
+    const client = await pool.connect();
+    try {
+      const rows = await client.query<{ name: string }>(
+        'SELECT name FROM pg_prepared_statements WHERE from_sql',
+      );
+      const names = rows.rows.map((row) => row.name);
+      for (const name of deallocate ? names : []) await client.query(`DEALLOCATE ${name}`);
+      return names;
+    } finally {
+      client.release();
+    }
+  };
+
+  /** Inserts one proposal per batch, so the process trusts the tenant's head after two. */
+  async function trusted(store: GuardStore, tenant: string, ids: readonly string[]) {
+    const values: ProposalRecord[] = [];
+    for (const id of ids) values.push(await seed(store, record(tenant, id)));
+    return values;
+  }
+
+  it('a batch on a chain this process wrote last is one round trip with COMMIT in it', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-one-trip';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    transactions.length = 0;
+    const results = await Promise.all([
+      store.commit(admission(p1)),
+      store.commit(insert(record(tenant, 'p-3'))),
+    ]);
+    expect(results.map((result) => result.kind)).toEqual(['committed', 'committed']);
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    const ledger = await store.readLedger({ tenant });
+    expect(ledger.slice(2)).toStrictEqual(
+      results.flatMap((result) => (result.kind === 'committed' ? result.events : [])),
+    );
+    await expectValidChain(store, tenant, 4);
+    expect((await store.getEffectClaim(tenant, p1.effectScope))?.proposal).toBe('p-1');
+  });
+
+  it('a batch over two trusted tenants is one round trip and seals each chain from its own head', async () => {
+    const { store, transactions } = await open();
+    await trusted(store, 'tenant-pair-a', ['a-1', 'a-2']);
+    await trusted(store, 'tenant-pair-b', ['b-1', 'b-2', 'b-3']);
+    transactions.length = 0;
+    const results = await Promise.all([
+      store.commit(insert(record('tenant-pair-b', 'b-4'))),
+      store.commit(insert(record('tenant-pair-a', 'a-3'))),
+      store.commit(insert(record('tenant-pair-b', 'b-5'))),
+    ]);
+    expect(transactions).toHaveLength(1);
+    expect(
+      results.map((result) =>
+        result.kind === 'committed' ? result.events.map((event) => event.sequence) : [],
+      ),
+    ).toEqual([[4], [3], [5]]);
+    await expectValidChain(store, 'tenant-pair-a', 3);
+    await expectValidChain(store, 'tenant-pair-b', 5);
+  });
+
+  it('statements the connection lost (a pooler deallocated them) fail the round trip alone: the batch lands in two, and they are prepared again', async () => {
+    const { store, transactions, pool } = await open(30_000, 1);
+    const tenant = 'tenant-deallocated';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
+    expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
+    transactions.length = 0;
+    expect((await store.commit(insert(record(tenant, 'p-4')))).kind).toBe('committed');
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    // Trusted again after a two-round-trip batch finds the head unmoved; then one round trip.
+    expect((await store.commit(insert(record(tenant, 'p-5')))).kind).toBe('committed');
+    transactions.length = 0;
+    expect((await store.commit(insert(record(tenant, 'p-6')))).kind).toBe('committed');
+    expect(transactions).toHaveLength(1);
+    expect((await preparedBySql(pool, false)).length).toBeGreaterThan(0);
+    await expectValidChain(store, tenant, 6);
+  });
+
+  it('the two-round-trip batch executes prepared writes too, and sends text when they were dropped', async () => {
+    // A hook between the round trips keeps every batch on the two-round-trip path.
+    const { store, pool } = await open(30_000, 1, { beforeSeal: async () => undefined });
+    const tenant = 'tenant-deallocated-two';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
+    const results = await Promise.all([
+      store.commit(admission(p1)),
+      store.commit(insert(record(tenant, 'p-3'))),
+      store.commit(insert(record(tenant, 'p-2'))),
+    ]);
+    expect(results.map((result) => result.kind)).toEqual([
+      'committed',
+      'committed',
+      'proposal_exists',
+    ]);
+    await expectValidChain(store, tenant, 4);
+    expect((await store.getProposal(tenant, 'p-1'))?.status).toBe('executing');
+  });
+
+  it('a head another process moved aborts the round trip whole; the batch lands in two, after the other process’s events', async () => {
+    const { store, transactions } = await open();
+    const other = await open();
+    const tenant = 'tenant-moved-head';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    expect((await other.store.commit(insert(record(tenant, 'o-1')))).kind).toBe('committed');
+    transactions.length = 0;
+    const result = await store.commit(insert(record(tenant, 'p-3')));
+    expect(result.kind === 'committed' && result.events.map((event) => event.sequence)).toEqual([
+      4,
+    ]);
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    await expectValidChain(store, tenant, 4);
+  });
+
+  it('writes that touch no row abort the round trip; each caller gets its own answer, decided in two', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-refusals';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    transactions.length = 0;
+    const winner = admission(p1);
+    const results = await Promise.all([
+      store.commit(winner),
+      store.commit(admission(p1)),
+      store.commit(insert(record(tenant, 'p-2'))),
+      store.commit(insert(record(tenant, 'p-3'))),
+    ]);
+    expect(results).toStrictEqual([
+      expect.objectContaining({ kind: 'committed' }),
+      { kind: 'revision_conflict', current: winner.proposal?.record },
+      { kind: 'proposal_exists' },
+      expect.objectContaining({ kind: 'committed' }),
+    ]);
+    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    expect(transactions.at(-1)).toMatch(/^ROLLBACK;\nBEGIN/);
+    await expectValidChain(store, tenant, 4);
+    expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(2);
+  });
+
+  it('a connection lost while the round trip waits on the chain head is found not to have landed; the retry lands', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-lost-one-trip';
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    transactions.length = 0;
+    const settled = await withHeadLocked(url as string, run.schema, tenant, async () => {
+      const pending = Promise.allSettled([
+        store.commit(admission(p1)),
+        store.commit(insert(record(tenant, 'p-3'))),
+      ]);
+      let killed = false;
+      for (let tries = 0; tries < 250 && !killed; tries += 1) {
+        const waiting = await admin.query<{ ok: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND application_name = $1`,
+          [APPLICATION],
+        );
+        killed = waiting.rows.some((row) => row.ok);
+        if (!killed) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(killed).toBe(true);
+      return pending;
+    });
+    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    for (const outcome of settled) {
+      expect(outcome.status).toBe('rejected');
+      const error = (outcome as PromiseRejectedResult).reason;
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as StoreUnavailableError).code).toBe('store_connection_lost');
+      expect((error as StoreUnavailableError).data).toMatchObject({ applied: false });
+    }
+    expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(1);
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    await expectValidChain(store, tenant, 2);
+    expect((await store.commit(admission(p1))).kind).toBe('committed');
+    await expectValidChain(store, tenant, 3);
+  });
+
+  it('a chain head held past the statement timeout: store_busy, nothing stored, and the commit lands once it is free', async () => {
+    const { store, transactions } = await open(300);
+    const tenant = 'tenant-busy-one-trip';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    transactions.length = 0;
+    const error = await withHeadLocked(url as string, run.schema, tenant, () =>
+      store.commit(insert(record(tenant, 'p-3'))).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      ),
+    );
+    expect(transactions).toHaveLength(1);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).code).toBe('store_busy');
+    expect((error as StoreUnavailableError).data).toMatchObject({ applied: false });
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
+    await expectValidChain(store, tenant, 3);
+  });
+});
