@@ -44,6 +44,12 @@ export interface GuardContext {
    * never starts while one of them is still running, whatever its lease says.
    */
   readonly running: Map<string, number>;
+  /**
+   * Executions this process claimed and has not finished recording, per `tenant \u0000 proposal`
+   * (each settles, never rejects, once the outcome is recorded or failed): a duplicate caller in
+   * this process waits for the answer instead of being told to come back.
+   */
+  readonly executions: Map<string, Promise<void>>;
   /** The audience authority evidence must name. */
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
@@ -97,6 +103,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     ids: config.ids,
     randomBytes: config.randomBytes,
     running: new Map(),
+    executions: new Map(),
     audience: config.audience ?? 'sideguard',
     emit,
     broken: breakageCheck(config.breakages),
