@@ -7,6 +7,7 @@
  * check is sealed into the ledger as `store_tampering_detected` and refused with a
  * `StoreInvariantError`.
  */
+import { deepFreeze } from '../deep-freeze.js';
 import { assert } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent } from '../ledger.js';
@@ -49,6 +50,18 @@ const ACTION_TYPE = /^[a-z][a-z0-9_-]{0,63}\.[a-z][a-z0-9_-]{0,63}@[1-9][0-9]{0,
 /** Wraps `config.store` so that nothing the guard acts on can have been altered undetected. */
 export function authenticateStore(config: AuthenticatedStoreConfig): AuthenticatedStore {
   const { store: inner, keyRing } = config;
+  /**
+   * Records this guard sealed, deep-frozen: when a store hands back one of these very objects
+   * (the memory store does), nobody can have changed it since its MAC was made, so checking the
+   * MAC again would prove nothing. Anything else — every row a durable store decodes, any copy —
+   * is checked, so a direct edit of the database is still refused.
+   */
+  const sealedHere = new WeakSet<ProposalRecord>();
+  const seal = (record: ProposalRecord): ProposalRecord => {
+    const sealed = deepFreeze(sealRecord(keyRing, record));
+    sealedHere.add(sealed);
+    return sealed;
+  };
 
   /** Seals the refusal into the ledger (best effort), then throws it. */
   const refuse = async (
@@ -87,6 +100,7 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     record: ProposalRecord | undefined,
   ): Promise<ProposalRecord | undefined> => {
     if (record === undefined) return undefined;
+    if (sealedHere.has(record)) return record;
     const verdict = checkRecordMac(keyRing, record);
     if (verdict === 'valid') return record;
     return verdict === 'missing'
@@ -208,7 +222,7 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
       if (refused !== undefined) return refused;
       const result = await inner.commit({
         ...write,
-        proposal: { ...change, record: sealRecord(keyRing, change.record) },
+        proposal: { ...change, record: seal(change.record) },
       });
       if (result.kind !== 'revision_conflict') return result;
       return { kind: 'revision_conflict', current: await checked(result.current) };
