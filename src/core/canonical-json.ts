@@ -56,9 +56,7 @@ export const CANONICAL_JSON_MAX_DEPTH = 64;
  *   root) and `reason` is a {@link CanonicalJsonFailure}. Messages never echo string contents.
  */
 export function canonicalize(value: unknown): string {
-  const parts: string[] = [];
-  encodeValue(value, undefined, 0, [], parts);
-  return parts.join('');
+  return encodeRoot(value).text;
 }
 
 /** The UTF-8 bytes of {@link canonicalize}; same rules, same errors. Returns a fresh array. */
@@ -67,6 +65,68 @@ export function canonicalBytes(value: unknown): Uint8Array {
 }
 
 const utf8Encoder = new TextEncoder();
+
+/**
+ * A value already encoded as Canonical JSON v1, so a payload that embeds it (a commitment over
+ * the input, the snapshot that holds it) does not encode it again: `canonicalize` writes its text
+ * where the value would go. The constructor encodes, so the text is always what `canonicalize`
+ * produced for the value at that moment. Internal to the core (not exported by the package).
+ * @throws as {@link canonicalize}.
+ */
+export class CanonicalText {
+  readonly #text: string;
+  /** Container nesting of the value (0 for a scalar), to keep the depth limit when embedded. */
+  readonly #depth: number;
+  readonly #value: unknown;
+  constructor(value: unknown) {
+    const { text, depth } = encodeRoot(value);
+    this.#text = text;
+    this.#depth = depth;
+    this.#value = value;
+  }
+  /** The canonical text. */
+  get text(): string {
+    return this.#text;
+  }
+  /** Writes the text at `depth` (the depth its root would have), or the value when too deep. */
+  static embed(
+    fragment: object,
+    path: Path,
+    depth: number,
+    ancestors: object[],
+    parts: string[],
+  ): boolean {
+    if (!(#text in fragment)) return false;
+    const nesting = depth - 1 + fragment.#depth;
+    if (nesting > CANONICAL_JSON_MAX_DEPTH) {
+      // Encoded whole, the value fails exactly where it would have failed without the shortcut.
+      encodeValue(fragment.#value, path, depth - 1, ancestors, parts);
+      return true;
+    }
+    if (nesting > deepest) deepest = nesting;
+    parts.push(fragment.#text);
+    return true;
+  }
+}
+
+/** Encodes `value` once, for embedding in larger payloads; same rules and errors as `canonicalize`. */
+export const encodeCanonical = (value: unknown): CanonicalText => new CanonicalText(value);
+
+/** The deepest container nesting the running (synchronous) encode has reached. */
+let deepest = 0;
+
+/** Encodes a root value and reports its container nesting. */
+function encodeRoot(value: unknown): { readonly text: string; readonly depth: number } {
+  const outer = deepest;
+  deepest = 0;
+  try {
+    const parts: string[] = [];
+    encodeValue(value, undefined, 0, [], parts);
+    return { text: parts.join(''), depth: deepest };
+  } finally {
+    deepest = outer;
+  }
+}
 
 /**
  * Where a value sits, as a linked list from the value up to the root (undefined). Built for
@@ -130,9 +190,18 @@ function encodeContainer(
   ancestors: object[],
   parts: string[],
 ): void {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  // Text encoded before: written as it is, or as its value where that would be too deep.
+  if (
+    prototype === CanonicalText.prototype &&
+    CanonicalText.embed(value, path, depth, ancestors, parts)
+  ) {
+    return;
+  }
   if (ancestors.includes(value)) {
     throw invalid(path, 'cycle', 'the value contains itself (a cycle)');
   }
+  if (depth > deepest) deepest = depth;
   if (depth > CANONICAL_JSON_MAX_DEPTH) {
     throw invalid(
       path,
@@ -140,7 +209,6 @@ function encodeContainer(
       `nesting is deeper than ${CANONICAL_JSON_MAX_DEPTH} arrays and objects`,
     );
   }
-  const prototype: unknown = Object.getPrototypeOf(value);
   if (Array.isArray(value) && prototype === Array.prototype) {
     ancestors.push(value);
     encodeArray(value, path, depth, ancestors, parts);
@@ -195,11 +263,18 @@ function encodeObject(
     throw invalid(path, 'unsupported_type', 'an object with symbol keys has no JSON form');
   }
   const entries: { key: string; item: unknown }[] = [];
-  const seen = new Set<string>();
+  // Created at the first key that is not plain ASCII: until then keys are distinct as they are
+  // (NFC leaves plain ASCII alone), so the common case needs no set and no normalisation.
+  let seen: Set<string> | undefined;
   for (const rawKey of Object.keys(value)) {
     // Read each property once: a getter must not be able to answer differently twice.
     const item = value[rawKey];
     if (item === undefined) continue;
+    if (seen === undefined && PLAIN_ASCII.test(rawKey)) {
+      entries.push({ key: rawKey, item });
+      continue;
+    }
+    seen ??= new Set(entries.map((entry) => entry.key));
     if (LONE_SURROGATE.test(rawKey)) {
       throw invalid(
         { parent: path, key: rawKey },
@@ -218,19 +293,32 @@ function encodeObject(
     seen.add(key);
     entries.push({ key, item });
   }
-  entries.sort((left, right) => compareByCodePoint(left.key, right.key));
+  // Plain ASCII keys sort the same by UTF-16 unit and by code point.
+  entries.sort(seen === undefined ? compareAsciiKeys : compareEntriesByCodePoint);
   parts.push('{');
   let first = true;
   for (const { key, item } of entries) {
     if (!first) parts.push(',');
     first = false;
-    parts.push(JSON.stringify(key), ':');
+    parts.push(seen === undefined ? `"${key}":` : `${JSON.stringify(key)}:`);
     encodeValue(item, { parent: path, key }, depth, ancestors, parts);
   }
   parts.push('}');
 }
 
+/**
+ * Printable ASCII without `"` and `\`: NFC leaves such text unchanged, it holds no surrogate,
+ * and JSON writes it between quotes as it is — the fast path for keys and most strings.
+ */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+type Entry = { readonly key: string };
+const compareAsciiKeys = (left: Entry, right: Entry): number => (left.key < right.key ? -1 : 1);
+const compareEntriesByCodePoint = (left: Entry, right: Entry): number =>
+  compareByCodePoint(left.key, right.key);
+
 function encodeString(value: string, path: Path): string {
+  if (PLAIN_ASCII.test(value)) return `"${value}"`;
   if (LONE_SURROGATE.test(value)) {
     throw invalid(
       path,

@@ -4,7 +4,7 @@
  * output, opened only after the commitment checks out.
  */
 import type { ActionDefinition, ActionInput, ProposalContext } from '../action.js';
-import { canonicalize, type JsonValue } from '../canonical-json.js';
+import { type CanonicalText, encodeCanonical, type JsonValue } from '../canonical-json.js';
 import {
   type Commitment,
   computeCommitment,
@@ -73,7 +73,7 @@ export const snapshotAad = (tenant: string, proposal: string): string =>
 const outputAad = (record: ProposalRecord): string =>
   `sideguard/output/v1\u0000${record.tenant}\u0000${record.proposal}`;
 
-/** What the proposal commitment covers. */
+/** What the proposal commitment covers (the input as a value, or encoded once before). */
 export function commitmentPayload(
   record: Pick<
     ProposalRecord,
@@ -85,9 +85,9 @@ export function commitmentPayload(
     | 'agent'
     | 'expiresAtMs'
   >,
-  input: JsonValue,
+  input: JsonValue | CanonicalText,
   facts: JsonValue,
-): JsonValue {
+): Record<string, JsonValue | CanonicalText> {
   return {
     tenant: record.tenant,
     proposal: record.proposal,
@@ -198,7 +198,7 @@ export function executedCommitment(
   return computeCommitment(
     context.keyRing,
     'sideguard/proposal/v1',
-    commitmentPayload(record, JSON.parse(canonicalize(input)) as JsonValue, facts),
+    commitmentPayload(record, encodeCanonical(input), facts),
   );
 }
 
