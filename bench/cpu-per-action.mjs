@@ -183,7 +183,18 @@ const summary = {
   actions,
   rounds,
   ...summaryOf(builds[0], results[0]),
-  ...(builds[1] === undefined ? {} : { against: summaryOf(builds[1], results[1]) }),
+  ...(builds[1] === undefined
+    ? {}
+    : {
+        against: summaryOf(builds[1], results[1]),
+        // Each round against the other build's round next to it: drift in the machine's load
+        // cancels out of a pair, so this is steadier than the ratio of the two medians.
+        pairedRatio: Number(
+          median(
+            results[0].map((run, index) => run.cpuMicros / results[1][index].cpuMicros),
+          ).toFixed(3),
+        ),
+      }),
   loadAverage: (await import('node:os')).loadavg().map((value) => Number(value.toFixed(2))),
 };
 
@@ -212,7 +223,9 @@ else {
   if (summary.against !== undefined) {
     line('against', summary.against);
     const ratio = summary.cpuMicrosPerAction / summary.against.cpuMicrosPerAction;
-    console.log(`ratio this / against: ${ratio.toFixed(3)}`);
+    console.log(
+      `ratio this / against: ${ratio.toFixed(3)} of the medians, ${summary.pairedRatio} median of paired rounds`,
+    );
   }
   console.log(`load average: ${summary.loadAverage.join(' ')}`);
   if (summary.profile) {

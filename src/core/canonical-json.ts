@@ -3,7 +3,13 @@
  * commitments and semantic effect keys computed here or anywhere else agree (DESIGN.md).
  */
 
-import { ContractViolationError } from './errors.js';
+import {
+  CanonicalJsonFailure,
+  describeObject,
+  invalid,
+  type Path,
+} from './canonical-json-errors.js';
+import { PLAIN_ASCII } from './json-text.js';
 
 /** A value that Canonical JSON v1 can encode (after the checks `canonicalize` performs). */
 export type JsonValue =
@@ -14,20 +20,7 @@ export type JsonValue =
   | readonly JsonValue[]
   | { readonly [key: string]: JsonValue };
 
-/** Why a value cannot be encoded; carried as `data.reason` of a `canonical_json_invalid` error. */
-export const CanonicalJsonFailure = {
-  float: 'float',
-  nonFinite: 'non_finite',
-  unsafeInteger: 'unsafe_integer',
-  loneSurrogate: 'lone_surrogate',
-  keyCollision: 'key_collision',
-  unsupportedType: 'unsupported_type',
-  tooDeep: 'too_deep',
-  cycle: 'cycle',
-  undefinedInArray: 'undefined_in_array',
-} as const;
-/** Why a value cannot be encoded; carried as `data.reason` of a `canonical_json_invalid` error. */
-export type CanonicalJsonFailure = (typeof CanonicalJsonFailure)[keyof typeof CanonicalJsonFailure];
+export { CanonicalJsonFailure };
 
 /**
  * The deepest container nesting Canonical JSON v1 accepts: the root array or object is at
@@ -57,6 +50,37 @@ export const CANONICAL_JSON_MAX_DEPTH = 64;
  */
 export function canonicalize(value: unknown): string {
   return encodeRoot(value).text;
+}
+
+/**
+ * {@link canonicalize} of the object whose members are `keys[i]: values[i]`, for payloads of
+ * fixed shape (a ledger event): when the keys are plain ASCII in ascending order, the object is
+ * written straight from the lists, skipping the generic key sort. Same bytes and errors as
+ * canonicalize of that object; other keys take the generic path.
+ */
+export function canonicalizeMembers(keys: readonly string[], values: readonly unknown[]): string {
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    if (!PLAIN_ASCII.test(key) || (index > 0 && !(keys[index - 1]! < key))) {
+      return canonicalize(Object.fromEntries(keys.map((name, at) => [name, values[at]])));
+    }
+  }
+  const outer = deepest;
+  deepest = 1;
+  try {
+    const parts = ['{'];
+    for (let index = 0; index < keys.length; index += 1) {
+      const key = keys[index]!;
+      const item = values[index];
+      if (item === undefined) continue;
+      parts.push(parts.length === 1 ? `"${key}":` : `,"${key}":`);
+      encodeValue(item, { parent: undefined, key }, 1, [], parts);
+    }
+    parts.push('}');
+    return parts.join('');
+  } finally {
+    deepest = outer;
+  }
 }
 
 /** The UTF-8 bytes of {@link canonicalize}; same rules, same errors. Returns a fresh array. */
@@ -126,22 +150,6 @@ function encodeRoot(value: unknown): { readonly text: string; readonly depth: nu
   } finally {
     deepest = outer;
   }
-}
-
-/**
- * Where a value sits, as a linked list from the value up to the root (undefined). Built for
- * every node but formatted only when an error is thrown: formatting on the success path was a
- * measurable share of the guard's CPU time.
- */
-type Path = { readonly parent: Path; readonly key: string | number } | undefined;
-
-/** Formats a path as a JSON pointer (`""` for the root). */
-function formatPath(path: Path): string {
-  const segments: string[] = [];
-  for (let node = path; node !== undefined; node = node.parent) {
-    segments.push(typeof node.key === 'number' ? String(node.key) : pointerSegment(node.key));
-  }
-  return segments.length === 0 ? '' : `/${segments.reverse().join('/')}`;
 }
 
 // With the `u` flag a well-formed surrogate pair is one code point outside this range, so only
@@ -306,12 +314,6 @@ function encodeObject(
   parts.push('}');
 }
 
-/**
- * Printable ASCII without `"` and `\`: NFC leaves such text unchanged, it holds no surrogate,
- * and JSON writes it between quotes as it is — the fast path for keys and most strings.
- */
-const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
 type Entry = { readonly key: string };
 const compareAsciiKeys = (left: Entry, right: Entry): number => (left.key < right.key ? -1 : 1);
 const compareEntriesByCodePoint = (left: Entry, right: Entry): number =>
@@ -373,40 +375,6 @@ function codePointRank(codeUnit: number): number {
   return codeUnit;
 }
 
-/**
- * A JSON-pointer segment (RFC 6901 escaping of `~` and `/`). Lone surrogates are spelled as
- * `\uXXXX` text so the path itself stays well-formed and printable.
- */
-function pointerSegment(key: string): string {
-  return key
-    .replaceAll('~', '~0')
-    .replaceAll('/', '~1')
-    .replace(
-      /[\uD800-\uDFFF]/gu,
-      (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    );
-}
-
 function isEnumerable(value: object, key: PropertyKey): boolean {
   return Object.prototype.propertyIsEnumerable.call(value, key);
-}
-
-function describeObject(value: object): string {
-  if (ArrayBuffer.isView(value)) return 'typed array or Buffer';
-  if (Array.isArray(value)) return 'array subclass';
-  if (value instanceof Date) return 'Date';
-  if (value instanceof Map) return 'Map';
-  if (value instanceof Set) return 'Set';
-  const name: unknown = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof name === 'string' && name !== '' ? `${name} instance` : 'non-plain object';
-}
-
-function invalid(at: Path, reason: CanonicalJsonFailure, detail: string): ContractViolationError {
-  const path = formatPath(at);
-  const where = path === '' ? 'the root' : path;
-  return new ContractViolationError(
-    'canonical_json_invalid',
-    `Cannot encode canonical JSON at ${where}: ${detail}`,
-    { data: { path, reason } },
-  );
 }

@@ -7,6 +7,7 @@ import {
   CANONICAL_JSON_MAX_DEPTH,
   CanonicalText,
   canonicalize,
+  canonicalizeMembers,
   encodeCanonical,
 } from './canonical-json.js';
 import { ContractViolationError } from './errors.js';
@@ -96,6 +97,35 @@ describe('canonicalize, plain-ASCII keys', () => {
   it('sorts plain keys by code point and escapes nothing it need not', () => {
     expect(canonicalize({ b: 'x', B: 'y', a: 'q"\\', _: '~' })).toBe(
       '{"B":"y","_":"~","a":"q\\"\\\\","b":"x"}',
+    );
+  });
+});
+
+describe('canonicalizeMembers', () => {
+  const objectOf = (keys: readonly string[], values: readonly unknown[]) =>
+    Object.fromEntries(keys.map((key, index) => [key, values[index]]));
+
+  it('writes what canonicalize writes for the same object, leaving out undefined members', () => {
+    const keys = ['actionType', 'at', 'data', 'v'];
+    const values = [null, 'caf\u0065\u0301', { z: [1, 'é'], a: { b: true } }, undefined];
+    expect(canonicalizeMembers(keys, values)).toBe(canonicalize(objectOf(keys, values)));
+  });
+
+  it('takes the generic path for keys out of order or not plain ASCII', () => {
+    for (const keys of [
+      ['b', 'a'],
+      ['a', '\u00e9'],
+      ['a', 'a'],
+    ]) {
+      expect(canonicalizeMembers(keys, [1, 2])).toBe(canonicalize(objectOf(keys, [1, 2])));
+    }
+  });
+
+  it('fails with the path and reason canonicalize gives', () => {
+    const keys = ['data', 'v'];
+    const values = [{ amount: 1.5 }, 1];
+    expect(failureOf(() => canonicalizeMembers(keys, values))).toEqual(
+      failureOf(() => canonicalize(objectOf(keys, values))),
     );
   });
 });

@@ -4,6 +4,7 @@
  * refused instead of acted on (decision 045). Pure: the key ring is passed in.
  */
 import { keyedMac, keyedMacMatches, sha256Hex } from './commitment.js';
+import { quoteJson } from './json-text.js';
 import { KeyPurpose, type KeyReference, type KeyRing } from './key-ring.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from './store.js';
 
@@ -121,6 +122,7 @@ function sortedJson(value: unknown): string {
   if (typeof value === 'object' && value !== null) {
     return objectJson(value as Record<string, unknown>, undefined);
   }
+  if (typeof value === 'string') return quoteJson(value);
   const text = JSON.stringify(value);
   if (text === undefined || (typeof value === 'number' && !Number.isFinite(value))) {
     throw new TypeError(`a record holds a value JSON cannot represent (${typeof value})`);
@@ -135,7 +137,7 @@ function objectJson(object: Record<string, unknown>, excluded: ReadonlySet<strin
     const item = object[key];
     if (item === undefined || excluded?.has(key)) continue;
     if (text.length > 1) text += ',';
-    text += `${JSON.stringify(key)}:${sortedJson(item)}`;
+    text += `${quoteJson(key)}:${sortedJson(item)}`;
   }
   return `${text}}`;
 }
