@@ -33,6 +33,11 @@ export interface AuthenticatedStore extends GuardStore {
    * added by a concurrent `recordAuthority` since `record` was read is left out, not refused).
    */
   countedEvidence(record: ProposalRecord): Promise<readonly AuthorityEvidenceRecord[]>;
+  /**
+   * Whether `record` is, by identity, a deep-frozen record this guard sealed: nothing in it can
+   * have changed since (a store that hands back what it was given; never a decoded row).
+   */
+  sealedHere(record: ProposalRecord): boolean;
 }
 
 /** What {@link authenticateStore} needs. */
@@ -243,5 +248,6 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     ledgerCheckpoint: (tenant) => inner.ledgerCheckpoint(tenant),
     close: () => inner.close(),
     countedEvidence,
+    sealedHere: (record) => sealedHere.has(record),
   };
 }

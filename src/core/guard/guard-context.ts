@@ -44,6 +44,12 @@ export interface GuardContext {
    * never starts while one of them is still running, whatever its lease says.
    */
   readonly running: Map<string, number>;
+  /**
+   * The canonical plaintext of each snapshot envelope this guard sealed, by envelope object: a
+   * record it sealed itself (`store.sealedHere`) is opened from here instead of decrypted and
+   * checked against its commitment again (see `openSnapshot`).
+   */
+  readonly snapshotPlaintexts: WeakMap<object, string>;
   /** The audience authority evidence must name. */
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
@@ -97,6 +103,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     ids: config.ids,
     randomBytes: config.randomBytes,
     running: new Map(),
+    snapshotPlaintexts: new WeakMap(),
     audience: config.audience ?? 'sideguard',
     emit,
     broken: breakageCheck(config.breakages),

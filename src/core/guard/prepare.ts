@@ -14,7 +14,6 @@ import {
   type JsonValue,
 } from '../canonical-json.js';
 import { computeCommitment } from '../commitment.js';
-import { sealEnvelope } from '../envelope.js';
 import { ContractViolationError, SideguardError, StoreInvariantError } from '../errors.js';
 import type { LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord } from '../store.js';
@@ -46,7 +45,7 @@ import {
   effectKeyOf,
   factsDigestData,
   outputPart,
-  snapshotAad,
+  sealSnapshot,
 } from './proposal-snapshot.js';
 
 const MAX_INPUT_BYTES = 64 * 1024;
@@ -438,16 +437,11 @@ async function insertProposal(
       'sideguard/proposal/v1',
       commitmentPayload(base, valid.inputText, valid.facts),
     ),
-    snapshot: sealEnvelope(
-      context.keyRing,
-      {
-        input: valid.inputText,
-        ...(valid.facts === null ? {} : { facts: valid.facts }),
-        ...(preview === undefined ? {} : { preview }),
-      },
-      snapshotAad(tenant, proposal),
-      context.randomBytes,
-    ),
+    snapshot: sealSnapshot(context, tenant, proposal, {
+      input: valid.inputText,
+      ...(valid.facts === null ? {} : { facts: valid.facts }),
+      ...(preview === undefined ? {} : { preview }),
+    }),
     policy: { decision: verdict.decision, reasonCode: verdict.reasonCode },
     reasonCode: verdict.reasonCode,
     lease: null,

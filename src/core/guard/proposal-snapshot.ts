@@ -101,7 +101,36 @@ export function commitmentPayload(
   };
 }
 
-/** Decrypts the snapshot and checks it still matches the commitment (execution boundary). */
+/**
+ * Seals a proposal's snapshot (input, facts, preview) and remembers its plaintext for this
+ * guard, so executing a record it sealed itself needs no decryption (see {@link openSnapshot}).
+ */
+export function sealSnapshot(
+  context: GuardContext,
+  tenant: string,
+  proposal: string,
+  body: Record<string, JsonValue | CanonicalText>,
+): SealedEnvelope {
+  const plaintext = encodeCanonical(body);
+  const envelope = sealEnvelope(
+    context.keyRing,
+    plaintext,
+    snapshotAad(tenant, proposal),
+    context.randomBytes,
+  );
+  context.snapshotPlaintexts.set(envelope, plaintext.text);
+  return envelope;
+}
+
+type SnapshotBody = { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
+
+/**
+ * Decrypts the snapshot and checks it still matches the commitment (execution boundary). A
+ * record this guard sealed and the store handed back by identity (deep-frozen, so unchanged
+ * since) is read from the plaintext it was sealed from: decrypting it and recomputing its
+ * commitment could only find what the guard itself wrote. Every other record — any row a
+ * durable store decoded, any copy — is decrypted and checked.
+ */
 export function openSnapshot<A extends ActionDefinition>(
   context: GuardContext,
   action: A,
@@ -113,12 +142,38 @@ export function openSnapshot<A extends ActionDefinition>(
       `Proposal ${record.proposal} has no snapshot (erased?) and cannot be used`,
     );
   }
-  const opened = openEnvelope(
+  const known = context.store.sealedHere(record)
+    ? context.snapshotPlaintexts.get(record.snapshot)
+    : undefined;
+  const body =
+    known === undefined
+      ? openAndCheck(context, record, record.snapshot)
+      : (JSON.parse(known) as SnapshotBody);
+  const parsed = action.schema.safeParse(body.input);
+  if (!parsed.success) {
+    throw new StoreInvariantError(
+      'snapshot_contract_mismatch',
+      `Proposal ${record.proposal} no longer satisfies ${action.typeName}'s contract`,
+    );
+  }
+  return {
+    input: parsed.data as ActionInput<A>,
+    preview: body.preview,
+    facts: body.facts ?? null,
+  };
+}
+
+/** Decrypts a snapshot and checks it against the record's commitment. */
+function openAndCheck(
+  context: GuardContext,
+  record: ProposalRecord,
+  snapshot: SealedEnvelope,
+): SnapshotBody {
+  const body = openEnvelope(
     context.keyRing,
-    record.snapshot,
+    snapshot,
     snapshotAad(record.tenant, record.proposal),
-  );
-  const body = opened as { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
+  ) as SnapshotBody;
   if (
     body.input === undefined ||
     (!context.broken('commitment_check_skipped') &&
@@ -134,18 +189,7 @@ export function openSnapshot<A extends ActionDefinition>(
       `Refused to use proposal ${record.proposal}: its stored snapshot does not match its commitment (the store was altered)`,
     );
   }
-  const parsed = action.schema.safeParse(body.input);
-  if (!parsed.success) {
-    throw new StoreInvariantError(
-      'snapshot_contract_mismatch',
-      `Proposal ${record.proposal} no longer satisfies ${action.typeName}'s contract`,
-    );
-  }
-  return {
-    input: parsed.data as ActionInput<A>,
-    preview: body.preview,
-    facts: body.facts ?? null,
-  };
+  return body;
 }
 
 /** Encrypts the private output of the write (e.g. the provider's response) for this record. */
