@@ -3,7 +3,13 @@
  * commitments and semantic effect keys computed here or anywhere else agree (DESIGN.md).
  */
 
-import { ContractViolationError } from './errors.js';
+import {
+  CanonicalJsonFailure,
+  describeObject,
+  invalid,
+  type Path,
+} from './canonical-json-errors.js';
+import { PLAIN_ASCII } from './json-text.js';
 
 /** A value that Canonical JSON v1 can encode (after the checks `canonicalize` performs). */
 export type JsonValue =
@@ -14,20 +20,7 @@ export type JsonValue =
   | readonly JsonValue[]
   | { readonly [key: string]: JsonValue };
 
-/** Why a value cannot be encoded; carried as `data.reason` of a `canonical_json_invalid` error. */
-export const CanonicalJsonFailure = {
-  float: 'float',
-  nonFinite: 'non_finite',
-  unsafeInteger: 'unsafe_integer',
-  loneSurrogate: 'lone_surrogate',
-  keyCollision: 'key_collision',
-  unsupportedType: 'unsupported_type',
-  tooDeep: 'too_deep',
-  cycle: 'cycle',
-  undefinedInArray: 'undefined_in_array',
-} as const;
-/** Why a value cannot be encoded; carried as `data.reason` of a `canonical_json_invalid` error. */
-export type CanonicalJsonFailure = (typeof CanonicalJsonFailure)[keyof typeof CanonicalJsonFailure];
+export { CanonicalJsonFailure };
 
 /**
  * The deepest container nesting Canonical JSON v1 accepts: the root array or object is at
@@ -56,9 +49,38 @@ export const CANONICAL_JSON_MAX_DEPTH = 64;
  *   root) and `reason` is a {@link CanonicalJsonFailure}. Messages never echo string contents.
  */
 export function canonicalize(value: unknown): string {
-  const parts: string[] = [];
-  encodeValue(value, undefined, 0, [], parts);
-  return parts.join('');
+  return encodeRoot(value).text;
+}
+
+/**
+ * {@link canonicalize} of the object whose members are `keys[i]: values[i]`, for payloads of
+ * fixed shape (a ledger event): when the keys are plain ASCII in ascending order, the object is
+ * written straight from the lists, skipping the generic key sort. Same bytes and errors as
+ * canonicalize of that object; other keys take the generic path.
+ */
+export function canonicalizeMembers(keys: readonly string[], values: readonly unknown[]): string {
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    if (!PLAIN_ASCII.test(key) || (index > 0 && !(keys[index - 1]! < key))) {
+      return canonicalize(Object.fromEntries(keys.map((name, at) => [name, values[at]])));
+    }
+  }
+  const outer = deepest;
+  deepest = 1;
+  try {
+    const parts = ['{'];
+    for (let index = 0; index < keys.length; index += 1) {
+      const key = keys[index]!;
+      const item = values[index];
+      if (item === undefined) continue;
+      parts.push(parts.length === 1 ? `"${key}":` : `,"${key}":`);
+      encodeValue(item, { parent: undefined, key }, 1, [], parts);
+    }
+    parts.push('}');
+    return parts.join('');
+  } finally {
+    deepest = outer;
+  }
 }
 
 /** The UTF-8 bytes of {@link canonicalize}; same rules, same errors. Returns a fresh array. */
@@ -69,19 +91,65 @@ export function canonicalBytes(value: unknown): Uint8Array {
 const utf8Encoder = new TextEncoder();
 
 /**
- * Where a value sits, as a linked list from the value up to the root (undefined). Built for
- * every node but formatted only when an error is thrown: formatting on the success path was a
- * measurable share of the guard's CPU time.
+ * A value already encoded as Canonical JSON v1, so a payload that embeds it (a commitment over
+ * the input, the snapshot that holds it) does not encode it again: `canonicalize` writes its text
+ * where the value would go. The constructor encodes, so the text is always what `canonicalize`
+ * produced for the value at that moment. Internal to the core (not exported by the package).
+ * @throws as {@link canonicalize}.
  */
-type Path = { readonly parent: Path; readonly key: string | number } | undefined;
-
-/** Formats a path as a JSON pointer (`""` for the root). */
-function formatPath(path: Path): string {
-  const segments: string[] = [];
-  for (let node = path; node !== undefined; node = node.parent) {
-    segments.push(typeof node.key === 'number' ? String(node.key) : pointerSegment(node.key));
+export class CanonicalText {
+  readonly #text: string;
+  /** Container nesting of the value (0 for a scalar), to keep the depth limit when embedded. */
+  readonly #depth: number;
+  readonly #value: unknown;
+  constructor(value: unknown) {
+    const { text, depth } = encodeRoot(value);
+    this.#text = text;
+    this.#depth = depth;
+    this.#value = value;
   }
-  return segments.length === 0 ? '' : `/${segments.reverse().join('/')}`;
+  /** The canonical text. */
+  get text(): string {
+    return this.#text;
+  }
+  /** Writes the text at `depth` (the depth its root would have), or the value when too deep. */
+  static embed(
+    fragment: object,
+    path: Path,
+    depth: number,
+    ancestors: object[],
+    parts: string[],
+  ): boolean {
+    if (!(#text in fragment)) return false;
+    const nesting = depth - 1 + fragment.#depth;
+    if (nesting > CANONICAL_JSON_MAX_DEPTH) {
+      // Encoded whole, the value fails exactly where it would have failed without the shortcut.
+      encodeValue(fragment.#value, path, depth - 1, ancestors, parts);
+      return true;
+    }
+    if (nesting > deepest) deepest = nesting;
+    parts.push(fragment.#text);
+    return true;
+  }
+}
+
+/** Encodes `value` once, for embedding in larger payloads; same rules and errors as `canonicalize`. */
+export const encodeCanonical = (value: unknown): CanonicalText => new CanonicalText(value);
+
+/** The deepest container nesting the running (synchronous) encode has reached. */
+let deepest = 0;
+
+/** Encodes a root value and reports its container nesting. */
+function encodeRoot(value: unknown): { readonly text: string; readonly depth: number } {
+  const outer = deepest;
+  deepest = 0;
+  try {
+    const parts: string[] = [];
+    encodeValue(value, undefined, 0, [], parts);
+    return { text: parts.join(''), depth: deepest };
+  } finally {
+    deepest = outer;
+  }
 }
 
 // With the `u` flag a well-formed surrogate pair is one code point outside this range, so only
@@ -130,9 +198,18 @@ function encodeContainer(
   ancestors: object[],
   parts: string[],
 ): void {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  // Text encoded before: written as it is, or as its value where that would be too deep.
+  if (
+    prototype === CanonicalText.prototype &&
+    CanonicalText.embed(value, path, depth, ancestors, parts)
+  ) {
+    return;
+  }
   if (ancestors.includes(value)) {
     throw invalid(path, 'cycle', 'the value contains itself (a cycle)');
   }
+  if (depth > deepest) deepest = depth;
   if (depth > CANONICAL_JSON_MAX_DEPTH) {
     throw invalid(
       path,
@@ -140,7 +217,6 @@ function encodeContainer(
       `nesting is deeper than ${CANONICAL_JSON_MAX_DEPTH} arrays and objects`,
     );
   }
-  const prototype: unknown = Object.getPrototypeOf(value);
   if (Array.isArray(value) && prototype === Array.prototype) {
     ancestors.push(value);
     encodeArray(value, path, depth, ancestors, parts);
@@ -195,11 +271,18 @@ function encodeObject(
     throw invalid(path, 'unsupported_type', 'an object with symbol keys has no JSON form');
   }
   const entries: { key: string; item: unknown }[] = [];
-  const seen = new Set<string>();
+  // Created at the first key that is not plain ASCII: until then keys are distinct as they are
+  // (NFC leaves plain ASCII alone), so the common case needs no set and no normalisation.
+  let seen: Set<string> | undefined;
   for (const rawKey of Object.keys(value)) {
     // Read each property once: a getter must not be able to answer differently twice.
     const item = value[rawKey];
     if (item === undefined) continue;
+    if (seen === undefined && PLAIN_ASCII.test(rawKey)) {
+      entries.push({ key: rawKey, item });
+      continue;
+    }
+    seen ??= new Set(entries.map((entry) => entry.key));
     if (LONE_SURROGATE.test(rawKey)) {
       throw invalid(
         { parent: path, key: rawKey },
@@ -218,19 +301,26 @@ function encodeObject(
     seen.add(key);
     entries.push({ key, item });
   }
-  entries.sort((left, right) => compareByCodePoint(left.key, right.key));
+  // Plain ASCII keys sort the same by UTF-16 unit and by code point.
+  entries.sort(seen === undefined ? compareAsciiKeys : compareEntriesByCodePoint);
   parts.push('{');
   let first = true;
   for (const { key, item } of entries) {
     if (!first) parts.push(',');
     first = false;
-    parts.push(JSON.stringify(key), ':');
+    parts.push(seen === undefined ? `"${key}":` : `${JSON.stringify(key)}:`);
     encodeValue(item, { parent: path, key }, depth, ancestors, parts);
   }
   parts.push('}');
 }
 
+type Entry = { readonly key: string };
+const compareAsciiKeys = (left: Entry, right: Entry): number => (left.key < right.key ? -1 : 1);
+const compareEntriesByCodePoint = (left: Entry, right: Entry): number =>
+  compareByCodePoint(left.key, right.key);
+
 function encodeString(value: string, path: Path): string {
+  if (PLAIN_ASCII.test(value)) return `"${value}"`;
   if (LONE_SURROGATE.test(value)) {
     throw invalid(
       path,
@@ -285,40 +375,6 @@ function codePointRank(codeUnit: number): number {
   return codeUnit;
 }
 
-/**
- * A JSON-pointer segment (RFC 6901 escaping of `~` and `/`). Lone surrogates are spelled as
- * `\uXXXX` text so the path itself stays well-formed and printable.
- */
-function pointerSegment(key: string): string {
-  return key
-    .replaceAll('~', '~0')
-    .replaceAll('/', '~1')
-    .replace(
-      /[\uD800-\uDFFF]/gu,
-      (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`,
-    );
-}
-
 function isEnumerable(value: object, key: PropertyKey): boolean {
   return Object.prototype.propertyIsEnumerable.call(value, key);
-}
-
-function describeObject(value: object): string {
-  if (ArrayBuffer.isView(value)) return 'typed array or Buffer';
-  if (Array.isArray(value)) return 'array subclass';
-  if (value instanceof Date) return 'Date';
-  if (value instanceof Map) return 'Map';
-  if (value instanceof Set) return 'Set';
-  const name: unknown = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof name === 'string' && name !== '' ? `${name} instance` : 'non-plain object';
-}
-
-function invalid(at: Path, reason: CanonicalJsonFailure, detail: string): ContractViolationError {
-  const path = formatPath(at);
-  const where = path === '' ? 'the root' : path;
-  return new ContractViolationError(
-    'canonical_json_invalid',
-    `Cannot encode canonical JSON at ${where}: ${detail}`,
-    { data: { path, reason } },
-  );
 }

@@ -60,7 +60,7 @@ describe('duplicates of an execution in flight in this process', () => {
 
   it('does not make an executor that calls the guard for its own proposal wait for itself', async () => {
     const { guard, tenant, provider } = createHarness();
-    const inner: { outcome?: string } = {};
+    const inner: { outcome?: string | undefined } = {};
     let self: Guard | undefined;
     const reentrant = refundAction(provider, {
       execute: async (_input, context) => {

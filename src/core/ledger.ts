@@ -3,7 +3,7 @@
  * a chain and replaying it into a proposal's decision path. Stores call `sealLedgerEvents` inside
  * the transaction that holds the chain head, so the chain stays linear under concurrency.
  */
-import { canonicalize, type JsonValue } from './canonical-json.js';
+import { canonicalizeMembers, type JsonValue } from './canonical-json.js';
 import { sha256Hex } from './commitment.js';
 import { LedgerEventType, ProposalStatus } from './vocabulary.js';
 
@@ -55,21 +55,36 @@ export interface LedgerHead {
  */
 export function hashLedgerEvent(event: Omit<LedgerEvent, 'hash'>): string {
   return sha256Hex(
-    canonicalize({
-      v: 1,
-      tenant: event.tenant,
-      sequence: event.sequence,
-      previousHash: event.previousHash,
-      proposal: event.proposal,
-      type: event.type,
-      at: event.at,
-      actionType: event.actionType,
-      status: event.status,
-      revision: event.revision,
-      data: event.data,
-    }),
+    canonicalizeMembers(EVENT_HASH_KEYS, [
+      event.actionType,
+      event.at,
+      event.data,
+      event.previousHash,
+      event.proposal,
+      event.revision,
+      event.sequence,
+      event.status,
+      event.tenant,
+      event.type,
+      1,
+    ]),
   );
 }
+
+/** The hashed members in code point order; the values above follow it. */
+const EVENT_HASH_KEYS: readonly string[] = [
+  'actionType',
+  'at',
+  'data',
+  'previousHash',
+  'proposal',
+  'revision',
+  'sequence',
+  'status',
+  'tenant',
+  'type',
+  'v',
+];
 
 /**
  * Seals drafts onto a chain whose current head is `head` (undefined for an empty chain).

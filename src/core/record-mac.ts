@@ -4,6 +4,7 @@
  * refused instead of acted on (decision 045). Pure: the key ring is passed in.
  */
 import { keyedMac, keyedMacMatches, sha256Hex } from './commitment.js';
+import { quoteJson } from './json-text.js';
 import { KeyPurpose, type KeyReference, type KeyRing } from './key-ring.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from './store.js';
 
@@ -42,10 +43,11 @@ export type RecordMacVerdict = (typeof RecordMacVerdict)[keyof typeof RecordMacV
  * omitted, strings exactly as stored (no Unicode normalisation: a MAC must see every byte).
  */
 export function recordMacBytes(record: ProposalRecord): Uint8Array {
-  const covered: Record<string, unknown> = { ...record };
-  for (const field of RECORD_MAC_EXCLUDED_FIELDS) delete covered[field];
-  return new TextEncoder().encode(sortedJson(covered));
+  return utf8.encode(objectJson(record as unknown as Record<string, unknown>, EXCLUDED_FIELDS));
 }
+
+const utf8 = new TextEncoder();
+const EXCLUDED_FIELDS: ReadonlySet<string> = new Set(RECORD_MAC_EXCLUDED_FIELDS);
 
 /**
  * The record with a fresh MAC made with `key` (default `keyRing.current`); any MAC it carried is
@@ -109,18 +111,33 @@ export function evidenceRowDigest(row: AuthorityEvidenceRecord): string {
 
 /** JSON with object keys sorted at every depth and `undefined` properties left out. */
 function sortedJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => sortedJson(item ?? null)).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const object = value as Record<string, unknown>;
-    const members = Object.keys(object)
-      .filter((key) => object[key] !== undefined)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${sortedJson(object[key])}`);
-    return `{${members.join(',')}}`;
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      text += sortedJson(value[index] ?? null);
+    }
+    return `${text}]`;
   }
+  if (typeof value === 'object' && value !== null) {
+    return objectJson(value as Record<string, unknown>, undefined);
+  }
+  if (typeof value === 'string') return quoteJson(value);
   const text = JSON.stringify(value);
   if (text === undefined || (typeof value === 'number' && !Number.isFinite(value))) {
     throw new TypeError(`a record holds a value JSON cannot represent (${typeof value})`);
   }
   return text;
+}
+
+/** One object of {@link sortedJson}, leaving out the `excluded` keys (no copy of the object). */
+function objectJson(object: Record<string, unknown>, excluded: ReadonlySet<string> | undefined) {
+  let text = '{';
+  for (const key of Object.keys(object).sort()) {
+    const item = object[key];
+    if (item === undefined || excluded?.has(key)) continue;
+    if (text.length > 1) text += ',';
+    text += `${quoteJson(key)}:${sortedJson(item)}`;
+  }
+  return `${text}}`;
 }

@@ -109,6 +109,22 @@ export function planEnvelopeUpdate(
   return { snapshot: plan(EnvelopePart.snapshot), output: plan(EnvelopePart.output) };
 }
 
+/**
+ * {@link planEnvelopeUpdate} for two records in memory: a part that is the same object in both
+ * (the guard carries the stored envelope over into the next revision) is kept without encoding
+ * it; any other pair is compared as stored text.
+ */
+export function planEnvelopeUpdateOfRecords(
+  write: StoreCommit,
+  stored: ProposalRecord,
+  next: ProposalRecord,
+): Record<EnvelopePart, EnvelopeChange> {
+  if (stored.snapshot === next.snapshot && (stored.output ?? null) === (next.output ?? null)) {
+    return { snapshot: 'keep', output: 'keep' };
+  }
+  return planEnvelopeUpdate(write, envelopeTexts(stored), envelopeTexts(next));
+}
+
 /** What a purge of erased envelopes (`purgeErased()` of a durable store) did. */
 export interface ErasurePurge {
   /** True when nothing the store's files keep can still hold an erased envelope. */

@@ -7,6 +7,7 @@
  * check is sealed into the ledger as `store_tampering_detected` and refused with a
  * `StoreInvariantError`.
  */
+import { deepFreeze } from '../deep-freeze.js';
 import { assert } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent } from '../ledger.js';
@@ -32,6 +33,11 @@ export interface AuthenticatedStore extends GuardStore {
    * added by a concurrent `recordAuthority` since `record` was read is left out, not refused).
    */
   countedEvidence(record: ProposalRecord): Promise<readonly AuthorityEvidenceRecord[]>;
+  /**
+   * Whether `record` is, by identity, a deep-frozen record this guard sealed: nothing in it can
+   * have changed since (a store that hands back what it was given; never a decoded row).
+   */
+  sealedHere(record: ProposalRecord): boolean;
 }
 
 /** What {@link authenticateStore} needs. */
@@ -49,6 +55,18 @@ const ACTION_TYPE = /^[a-z][a-z0-9_-]{0,63}\.[a-z][a-z0-9_-]{0,63}@[1-9][0-9]{0,
 /** Wraps `config.store` so that nothing the guard acts on can have been altered undetected. */
 export function authenticateStore(config: AuthenticatedStoreConfig): AuthenticatedStore {
   const { store: inner, keyRing } = config;
+  /**
+   * Records this guard sealed, deep-frozen: when a store hands back one of these very objects
+   * (the memory store does), nobody can have changed it since its MAC was made, so checking the
+   * MAC again would prove nothing. Anything else — every row a durable store decodes, any copy —
+   * is checked, so a direct edit of the database is still refused.
+   */
+  const sealedHere = new WeakSet<ProposalRecord>();
+  const seal = (record: ProposalRecord): ProposalRecord => {
+    const sealed = deepFreeze(sealRecord(keyRing, record));
+    sealedHere.add(sealed);
+    return sealed;
+  };
 
   /** Seals the refusal into the ledger (best effort), then throws it. */
   const refuse = async (
@@ -87,6 +105,7 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     record: ProposalRecord | undefined,
   ): Promise<ProposalRecord | undefined> => {
     if (record === undefined) return undefined;
+    if (sealedHere.has(record)) return record;
     const verdict = checkRecordMac(keyRing, record);
     if (verdict === 'valid') return record;
     return verdict === 'missing'
@@ -208,7 +227,7 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
       if (refused !== undefined) return refused;
       const result = await inner.commit({
         ...write,
-        proposal: { ...change, record: sealRecord(keyRing, change.record) },
+        proposal: { ...change, record: seal(change.record) },
       });
       if (result.kind !== 'revision_conflict') return result;
       return { kind: 'revision_conflict', current: await checked(result.current) };
@@ -229,5 +248,6 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     ledgerCheckpoint: (tenant) => inner.ledgerCheckpoint(tenant),
     close: () => inner.close(),
     countedEvidence,
+    sealedHere: (record) => sealedHere.has(record),
   };
 }

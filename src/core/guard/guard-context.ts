@@ -50,6 +50,12 @@ export interface GuardContext {
    * this process waits for the answer instead of being told to come back.
    */
   readonly executions: Map<string, Promise<void>>;
+  /**
+   * The canonical plaintext of each snapshot envelope this guard sealed, by envelope object: a
+   * record it sealed itself (`store.sealedHere`) is opened from here instead of decrypted and
+   * checked against its commitment again (see `openSnapshot`).
+   */
+  readonly snapshotPlaintexts: WeakMap<object, string>;
   /** The audience authority evidence must name. */
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
@@ -104,6 +110,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     randomBytes: config.randomBytes,
     running: new Map(),
     executions: new Map(),
+    snapshotPlaintexts: new WeakMap(),
     audience: config.audience ?? 'sideguard',
     emit,
     broken: breakageCheck(config.breakages),

@@ -4,11 +4,16 @@
  * the same checks and records only its prediction (I4).
  */
 
+import { Buffer } from 'node:buffer';
 import type { ActionDefinition } from '../action.js';
 import { checkArgument, checkTenant } from '../argument-checks.js';
-import { canonicalize, type JsonValue } from '../canonical-json.js';
+import {
+  type CanonicalText,
+  canonicalize,
+  encodeCanonical,
+  type JsonValue,
+} from '../canonical-json.js';
 import { computeCommitment } from '../commitment.js';
-import { sealEnvelope } from '../envelope.js';
 import { ContractViolationError, SideguardError, StoreInvariantError } from '../errors.js';
 import type { LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord } from '../store.js';
@@ -40,7 +45,7 @@ import {
   effectKeyOf,
   factsDigestData,
   outputPart,
-  snapshotAad,
+  sealSnapshot,
 } from './proposal-snapshot.js';
 
 const MAX_INPUT_BYTES = 64 * 1024;
@@ -65,7 +70,8 @@ interface Proposing {
 /** A contract-valid input in canonical form, with the facts the policy decides on. */
 interface ValidInput {
   readonly input: Record<string, unknown>;
-  readonly inputJson: JsonValue;
+  /** The input encoded once, embedded as it is in the commitment and the snapshot. */
+  readonly inputText: CanonicalText;
   readonly facts: JsonValue;
   readonly factsJson: string;
   /** The action's preview of the input, canonical; undefined when it has none. */
@@ -110,9 +116,9 @@ function validateInput(action: ActionDefinition, options: PrepareOptions): Valid
     return { kind: 'invalid', issues, reasonCode: 'contract_violation' };
   }
   const input = parsed.data as Record<string, unknown>;
-  let canonicalInput: string;
+  let inputText: CanonicalText;
   try {
-    canonicalInput = canonicalize(input);
+    inputText = encodeCanonical(input);
   } catch (error) {
     const data = error instanceof SideguardError ? error.data : undefined;
     const path = String(data?.path ?? '(root)');
@@ -135,7 +141,7 @@ function validateInput(action: ActionDefinition, options: PrepareOptions): Valid
     }
   }
   const factsJson = facts === null ? '' : canonicalize(facts);
-  if (new TextEncoder().encode(canonicalInput + factsJson).byteLength > MAX_INPUT_BYTES) {
+  if (Buffer.byteLength(inputText.text) + Buffer.byteLength(factsJson) > MAX_INPUT_BYTES) {
     return {
       kind: 'invalid',
       issues: [
@@ -154,7 +160,7 @@ function validateInput(action: ActionDefinition, options: PrepareOptions): Valid
     kind: 'valid',
     value: {
       input,
-      inputJson: JSON.parse(canonicalInput) as JsonValue,
+      inputText,
       facts,
       factsJson,
       preview: preview.preview,
@@ -429,18 +435,13 @@ async function insertProposal(
     commitment: computeCommitment(
       context.keyRing,
       'sideguard/proposal/v1',
-      commitmentPayload(base, valid.inputJson, valid.facts),
+      commitmentPayload(base, valid.inputText, valid.facts),
     ),
-    snapshot: sealEnvelope(
-      context.keyRing,
-      {
-        input: valid.inputJson,
-        ...(valid.facts === null ? {} : { facts: valid.facts }),
-        ...(preview === undefined ? {} : { preview }),
-      },
-      snapshotAad(tenant, proposal),
-      context.randomBytes,
-    ),
+    snapshot: sealSnapshot(context, tenant, proposal, {
+      input: valid.inputText,
+      ...(valid.facts === null ? {} : { facts: valid.facts }),
+      ...(preview === undefined ? {} : { preview }),
+    }),
     policy: { decision: verdict.decision, reasonCode: verdict.reasonCode },
     reasonCode: verdict.reasonCode,
     lease: null,

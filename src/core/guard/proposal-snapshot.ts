@@ -4,7 +4,7 @@
  * output, opened only after the commitment checks out.
  */
 import type { ActionDefinition, ActionInput, ProposalContext } from '../action.js';
-import { canonicalize, type JsonValue } from '../canonical-json.js';
+import { type CanonicalText, encodeCanonical, type JsonValue } from '../canonical-json.js';
 import {
   type Commitment,
   computeCommitment,
@@ -73,7 +73,7 @@ export const snapshotAad = (tenant: string, proposal: string): string =>
 const outputAad = (record: ProposalRecord): string =>
   `sideguard/output/v1\u0000${record.tenant}\u0000${record.proposal}`;
 
-/** What the proposal commitment covers. */
+/** What the proposal commitment covers (the input as a value, or encoded once before). */
 export function commitmentPayload(
   record: Pick<
     ProposalRecord,
@@ -85,9 +85,9 @@ export function commitmentPayload(
     | 'agent'
     | 'expiresAtMs'
   >,
-  input: JsonValue,
+  input: JsonValue | CanonicalText,
   facts: JsonValue,
-): JsonValue {
+): Record<string, JsonValue | CanonicalText> {
   return {
     tenant: record.tenant,
     proposal: record.proposal,
@@ -101,7 +101,36 @@ export function commitmentPayload(
   };
 }
 
-/** Decrypts the snapshot and checks it still matches the commitment (execution boundary). */
+/**
+ * Seals a proposal's snapshot (input, facts, preview) and remembers its plaintext for this
+ * guard, so executing a record it sealed itself needs no decryption (see {@link openSnapshot}).
+ */
+export function sealSnapshot(
+  context: GuardContext,
+  tenant: string,
+  proposal: string,
+  body: Record<string, JsonValue | CanonicalText>,
+): SealedEnvelope {
+  const plaintext = encodeCanonical(body);
+  const envelope = sealEnvelope(
+    context.keyRing,
+    plaintext,
+    snapshotAad(tenant, proposal),
+    context.randomBytes,
+  );
+  context.snapshotPlaintexts.set(envelope, plaintext.text);
+  return envelope;
+}
+
+type SnapshotBody = { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
+
+/**
+ * Decrypts the snapshot and checks it still matches the commitment (execution boundary). A
+ * record this guard sealed and the store handed back by identity (deep-frozen, so unchanged
+ * since) is read from the plaintext it was sealed from: decrypting it and recomputing its
+ * commitment could only find what the guard itself wrote. Every other record — any row a
+ * durable store decoded, any copy — is decrypted and checked.
+ */
 export function openSnapshot<A extends ActionDefinition>(
   context: GuardContext,
   action: A,
@@ -113,12 +142,38 @@ export function openSnapshot<A extends ActionDefinition>(
       `Proposal ${record.proposal} has no snapshot (erased?) and cannot be used`,
     );
   }
-  const opened = openEnvelope(
+  const known = context.store.sealedHere(record)
+    ? context.snapshotPlaintexts.get(record.snapshot)
+    : undefined;
+  const body =
+    known === undefined
+      ? openAndCheck(context, record, record.snapshot)
+      : (JSON.parse(known) as SnapshotBody);
+  const parsed = action.schema.safeParse(body.input);
+  if (!parsed.success) {
+    throw new StoreInvariantError(
+      'snapshot_contract_mismatch',
+      `Proposal ${record.proposal} no longer satisfies ${action.typeName}'s contract`,
+    );
+  }
+  return {
+    input: parsed.data as ActionInput<A>,
+    preview: body.preview,
+    facts: body.facts ?? null,
+  };
+}
+
+/** Decrypts a snapshot and checks it against the record's commitment. */
+function openAndCheck(
+  context: GuardContext,
+  record: ProposalRecord,
+  snapshot: SealedEnvelope,
+): SnapshotBody {
+  const body = openEnvelope(
     context.keyRing,
-    record.snapshot,
+    snapshot,
     snapshotAad(record.tenant, record.proposal),
-  );
-  const body = opened as { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
+  ) as SnapshotBody;
   if (
     body.input === undefined ||
     (!context.broken('commitment_check_skipped') &&
@@ -134,18 +189,7 @@ export function openSnapshot<A extends ActionDefinition>(
       `Refused to use proposal ${record.proposal}: its stored snapshot does not match its commitment (the store was altered)`,
     );
   }
-  const parsed = action.schema.safeParse(body.input);
-  if (!parsed.success) {
-    throw new StoreInvariantError(
-      'snapshot_contract_mismatch',
-      `Proposal ${record.proposal} no longer satisfies ${action.typeName}'s contract`,
-    );
-  }
-  return {
-    input: parsed.data as ActionInput<A>,
-    preview: body.preview,
-    facts: body.facts ?? null,
-  };
+  return body;
 }
 
 /** Encrypts the private output of the write (e.g. the provider's response) for this record. */
@@ -198,7 +242,7 @@ export function executedCommitment(
   return computeCommitment(
     context.keyRing,
     'sideguard/proposal/v1',
-    commitmentPayload(record, JSON.parse(canonicalize(input)) as JsonValue, facts),
+    commitmentPayload(record, encodeCanonical(input), facts),
   );
 }
 

@@ -1,9 +1,12 @@
 /**
  * The in-memory store: the reference adapter of the store interface, for tests, examples and
- * single-process experiments. Nothing survives the process.
+ * single-process experiments. Nothing survives the process. Records, events and evidence are
+ * deep-frozen when committed and handed out as they are, never copied: nobody can change them
+ * in place, so a copy would protect nothing (and cost most of the store's CPU).
  */
+import { deepFreeze } from '../../core/deep-freeze.js';
 import { StoreInvariantError } from '../../core/errors.js';
-import { type LedgerEvent, type LedgerHead, sealLedgerEvents } from '../../core/ledger.js';
+import { type LedgerHead, sealLedgerEvents } from '../../core/ledger.js';
 import type {
   AuthorityEvidenceRecord,
   DueQuery,
@@ -17,12 +20,19 @@ import type {
 } from '../../core/store.js';
 import { assertCommitShape, checkEffectClaim, checkProposalWrite } from '../../core/store-rules.js';
 import { firstDuplicateEvidence } from '../store-codec.js';
-import { envelopeTexts, planEnvelopeUpdate } from '../store-envelopes.js';
+import { planEnvelopeUpdateOfRecords } from '../store-envelopes.js';
 import {
   checkProposalListQuery,
   compareCodePoints,
   compareListPositions,
 } from '../store-queries.js';
+import {
+  appendEvents,
+  emptyMemoryLedger,
+  type MemoryLedger,
+  queryEvents,
+  truncateEvents,
+} from './memory-ledger.js';
 
 interface TenantState {
   readonly proposals: Map<string, ProposalRecord>;
@@ -30,10 +40,7 @@ interface TenantState {
   readonly byEffect: Map<string, string[]>;
   readonly claims: Map<string, EffectClaim>;
   readonly evidence: Map<string, AuthorityEvidenceRecord[]>;
-  /** The tenant's chain in sequence order. */
-  ledger: LedgerEvent[];
-  /** proposal → its events in sequence order, so a proposal's history costs its own length. */
-  ledgerByProposal: Map<string, LedgerEvent[]>;
+  readonly ledger: MemoryLedger;
   head: LedgerHead | undefined;
   checkpoint: LedgerHead | undefined;
 }
@@ -52,8 +59,7 @@ export function createMemoryStore(): GuardStore {
         byEffect: new Map(),
         claims: new Map(),
         evidence: new Map(),
-        ledger: [],
-        ledgerByProposal: new Map(),
+        ledger: emptyMemoryLedger(),
         head: undefined,
         checkpoint: undefined,
       };
@@ -73,7 +79,7 @@ export function createMemoryStore(): GuardStore {
       const refused = checkProposalWrite(write, current);
       if (refused !== undefined) return refused;
       if (write.proposal?.kind === 'update' && current !== undefined) {
-        planEnvelopeUpdate(write, envelopeTexts(current), envelopeTexts(write.proposal.record));
+        planEnvelopeUpdateOfRecords(write, current, write.proposal.record);
       }
       if (write.claim !== undefined) {
         const existing = state.claims.get(write.claim.effectScope);
@@ -88,7 +94,7 @@ export function createMemoryStore(): GuardStore {
       );
       if (duplicate !== undefined) return { kind: 'evidence_duplicate', evidenceDigest: duplicate };
       // Everything checked: apply. No await below, so the commit is atomic.
-      const events = sealLedgerEvents(write.tenant, state.head, write.events);
+      const events = deepFreeze(sealLedgerEvents(write.tenant, state.head, write.events));
       if (write.proposal !== undefined) {
         const { record } = write.proposal;
         if (write.proposal.kind === 'insert') {
@@ -96,30 +102,32 @@ export function createMemoryStore(): GuardStore {
           ids.push(record.proposal);
           state.byEffect.set(record.effectScope, ids);
         }
-        state.proposals.set(record.proposal, structuredClone(record));
+        state.proposals.set(record.proposal, deepFreeze(record));
       }
       if (write.claim !== undefined) {
-        state.claims.set(write.claim.effectScope, {
-          tenant: write.tenant,
-          effectScope: write.claim.effectScope,
-          proposal: write.claim.proposal,
-          claimedAtMs: write.claim.atMs,
-        });
+        state.claims.set(
+          write.claim.effectScope,
+          Object.freeze({
+            tenant: write.tenant,
+            effectScope: write.claim.effectScope,
+            proposal: write.claim.proposal,
+            claimedAtMs: write.claim.atMs,
+          }),
+        );
       }
       for (const evidence of write.evidence ?? []) {
         const stored = state.evidence.get(evidence.proposal) ?? [];
-        stored.push(structuredClone(evidence));
+        stored.push(deepFreeze(evidence));
         state.evidence.set(evidence.proposal, stored);
       }
-      for (const event of events) appendToLedger(state, event);
+      appendEvents(state.ledger, events);
       const last = events.at(-1);
       if (last !== undefined) state.head = { sequence: last.sequence, hash: last.hash };
       return { kind: 'committed', events };
     },
 
     async getProposal(tenant, proposal) {
-      const record = tenantState(tenant).proposals.get(proposal);
-      return record === undefined ? undefined : structuredClone(record);
+      return tenantState(tenant).proposals.get(proposal);
     },
 
     async listProposalsByEffect(tenant, effectScope, limit = 50) {
@@ -128,17 +136,15 @@ export function createMemoryStore(): GuardStore {
         .map((id) => state.proposals.get(id))
         .filter((record): record is ProposalRecord => record !== undefined)
         .sort((a, b) => b.createdAtMs - a.createdAtMs || compareCodePoints(b.proposal, a.proposal))
-        .slice(0, limit)
-        .map((record) => structuredClone(record));
+        .slice(0, limit);
     },
 
     async getEffectClaim(tenant, effectScope) {
-      const claim = tenantState(tenant).claims.get(effectScope);
-      return claim === undefined ? undefined : { ...claim };
+      return tenantState(tenant).claims.get(effectScope);
     },
 
     async listEvidence(tenant, proposal) {
-      return structuredClone(tenantState(tenant).evidence.get(proposal) ?? []);
+      return [...(tenantState(tenant).evidence.get(proposal) ?? [])];
     },
 
     async listDue(query: DueQuery) {
@@ -154,8 +160,7 @@ export function createMemoryStore(): GuardStore {
           (a, b) =>
             (a.dueAtMs ?? 0) - (b.dueAtMs ?? 0) || compareCodePoints(a.proposal, b.proposal),
         )
-        .slice(0, query.limit ?? 100)
-        .map((record) => structuredClone(record));
+        .slice(0, query.limit ?? 100);
     },
 
     async listProposals(query: ProposalListQuery) {
@@ -174,20 +179,11 @@ export function createMemoryStore(): GuardStore {
             (after === undefined || compareListPositions(record, after) > 0),
         )
         .sort(compareListPositions)
-        .slice(0, checked.limit)
-        .map((record) => structuredClone(record));
+        .slice(0, checked.limit);
     },
 
     async readLedger(query: LedgerQuery) {
-      const state = tenantState(query.tenant);
-      const after = query.afterSequence ?? 0;
-      const chain =
-        query.proposal === undefined
-          ? state.ledger
-          : (state.ledgerByProposal.get(query.proposal) ?? []);
-      const from = firstAfter(chain, after);
-      const to = query.limit === undefined ? chain.length : from + query.limit;
-      return structuredClone(chain.slice(from, to));
+      return queryEvents(tenantState(query.tenant).ledger, query);
     },
 
     async ledgerHead(tenant) {
@@ -197,14 +193,8 @@ export function createMemoryStore(): GuardStore {
 
     async truncateLedger(tenant, throughSequence) {
       const state = tenantState(tenant);
-      const removed = state.ledger.filter((event) => event.sequence <= throughSequence);
-      const last = removed.at(-1);
-      if (last === undefined) return;
-      const kept = state.ledger.filter((event) => event.sequence > throughSequence);
-      state.ledger = [];
-      state.ledgerByProposal = new Map();
-      for (const event of kept) appendToLedger(state, event);
-      state.checkpoint = { sequence: last.sequence, hash: last.hash };
+      const checkpoint = truncateEvents(state.ledger, throughSequence);
+      if (checkpoint !== undefined) state.checkpoint = checkpoint;
     },
 
     async ledgerCheckpoint(tenant) {
@@ -216,24 +206,4 @@ export function createMemoryStore(): GuardStore {
       closed = true;
     },
   };
-}
-
-function appendToLedger(state: TenantState, event: LedgerEvent): void {
-  state.ledger.push(event);
-  if (event.proposal === null) return;
-  const own = state.ledgerByProposal.get(event.proposal);
-  if (own === undefined) state.ledgerByProposal.set(event.proposal, [event]);
-  else own.push(event);
-}
-
-/** Index of the first event with a sequence above `after` (events are in sequence order). */
-function firstAfter(events: readonly LedgerEvent[], after: number): number {
-  let low = 0;
-  let high = events.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((events[middle] as LedgerEvent).sequence > after) high = middle;
-    else low = middle + 1;
-  }
-  return low;
 }
