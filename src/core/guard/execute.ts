@@ -3,7 +3,6 @@
  * atomically with the move to `executing` under a lease (I1, I2), call the host's executor once,
  * and record what it reported — confirming a reported write with the provider at once.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ActionDefinition, ActionInput } from '../action.js';
 import type { JsonValue } from '../canonical-json.js';
 import { ConfigurationError, SideguardError, StoreInvariantError } from '../errors.js';
@@ -76,17 +75,6 @@ async function executeOnce(
   }
   if (record.status === 'stale' && record.supersededBy !== null) {
     return done(resultOf(record, 'stale', { freshProposal: record.supersededBy }));
-  }
-  if (record.status === 'executing') {
-    // Claimed by this process and still recording: wait for that answer rather than send this
-    // caller away with `in_progress` (another process's claim still gets `in_progress`).
-    const key = executionKey(record);
-    const running = context.executions.get(key);
-    // An executor that calls the guard for its own proposal must not wait for itself.
-    if (running !== undefined && !executionsAround.getStore()?.has(key)) {
-      await running;
-      return retry;
-    }
   }
   if (record.status !== 'authorized') return done(resultOf(record));
   const checked = await checkStillExecutable(context, action, record);
@@ -280,11 +268,8 @@ async function claimAndRun<A extends ActionDefinition>(
       `Unexpected ${written.kind} while claiming`,
     );
   }
-  const key = executionKey(claimed);
-  const around = new Set(executionsAround.getStore());
-  around.add(key);
-  const execution = executionsAround.run(around, async () =>
-    recordExecution(
+  return done(
+    await recordExecution(
       context,
       action,
       claimed,
@@ -292,24 +277,7 @@ async function claimAndRun<A extends ActionDefinition>(
       await runExecutor(context, action, claimed, input),
     ),
   );
-  context.executions.set(
-    key,
-    execution.then(
-      () => undefined,
-      () => undefined,
-    ),
-  );
-  try {
-    return done(await execution);
-  } finally {
-    context.executions.delete(key);
-  }
 }
-
-/** The executions the current call runs inside (an executor calling the guard again). */
-const executionsAround = new AsyncLocalStorage<ReadonlySet<string>>();
-
-const executionKey = (record: ProposalRecord): string => `${record.tenant}\u0000${record.proposal}`;
 
 /**
  * The scope whose claim is taken with the move to `executing` (I1). With the

@@ -45,12 +45,6 @@ export interface GuardContext {
    */
   readonly running: Map<string, number>;
   /**
-   * Executions this process claimed and has not finished recording, per `tenant \u0000 proposal`
-   * (each settles, never rejects, once the outcome is recorded or failed): a duplicate caller in
-   * this process waits for the answer instead of being told to come back.
-   */
-  readonly executions: Map<string, Promise<void>>;
-  /**
    * The canonical plaintext of each snapshot envelope this guard sealed, by envelope object: a
    * record it sealed itself (`store.sealedHere`) is opened from here instead of decrypted and
    * checked against its commitment again (see `openSnapshot`).
@@ -109,7 +103,6 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     ids: config.ids,
     randomBytes: config.randomBytes,
     running: new Map(),
-    executions: new Map(),
     snapshotPlaintexts: new WeakMap(),
     audience: config.audience ?? 'sideguard',
     emit,
