@@ -1,7 +1,8 @@
 /**
  * Relays a forwarded answer's body from the upstream to the agent as it arrives, on Node's own
- * response object: exact bytes, the upstream's status, its returnable headers. One chunk is held
- * back so that a small answer still leaves in one write with its length; larger ones stream,
+ * response object: exact bytes, the upstream's status, its returnable headers. The first chunk
+ * waits until the upstream's current read is handled, so that a small answer still leaves in one
+ * write with its length; larger or slower ones stream,
  * pausing the upstream while the agent's socket is full. If the agent goes away the upstream
  * request is dropped; if the upstream fails mid-body the agent's connection is closed (a status
  * was already sent, so a truncated answer must never look complete).
@@ -38,9 +39,27 @@ export function relayStreamed(
     started = true;
     outgoing.writeHead(reply.status, headers);
   };
+  const write = (chunk: Buffer): boolean => {
+    const flowing = outgoing.write(chunk);
+    if (!flowing) outgoing.once('drain', () => reply.resume());
+    return flowing;
+  };
   const fail = (): void => {
     reply.abort();
     outgoing.destroy();
+  };
+  // A held first chunk leaves once the upstream's current read is handled, with or without
+  // more: a slow upstream's first bytes are never kept waiting for its next ones.
+  const flushHeld = (): void => {
+    if (started || held === undefined) return;
+    const chunk = held;
+    held = undefined;
+    try {
+      start(declared);
+      write(chunk);
+    } catch {
+      fail();
+    }
   };
   outgoing.once('close', () => {
     if (!outgoing.writableFinished) reply.abort();
@@ -52,16 +71,14 @@ export function relayStreamed(
   reply.relay({
     data(chunk) {
       if (empty) return true;
-      if (held === undefined) {
-        held = chunk;
-        return true;
-      }
       try {
-        if (!started) start(declared);
-        const flowing = outgoing.write(held);
-        held = chunk;
-        if (!flowing) outgoing.once('drain', () => reply.resume());
-        return flowing;
+        if (!started && held === undefined) {
+          held = chunk;
+          process.nextTick(flushHeld);
+          return true;
+        }
+        if (!started) flushHeld();
+        return write(chunk);
       } catch {
         fail();
         return false;
@@ -70,8 +87,10 @@ export function relayStreamed(
     end() {
       try {
         if (!started) start(empty ? undefined : (declared ?? held?.byteLength ?? 0));
-        if (held === undefined) outgoing.end();
-        else outgoing.end(held);
+        const chunk = held;
+        held = undefined;
+        if (chunk === undefined) outgoing.end();
+        else outgoing.end(chunk);
       } catch {
         fail();
       }
