@@ -7,21 +7,17 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, get, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDevelopmentKeyRing, type GatewayConfig } from 'sideguard';
-import {
-  compileGatewayConfig,
-  type GatewayRuntime,
-  openGatewayRuntime,
-  type RunningGateway,
-  startGatewayServer,
-} from 'sideguard/gateway';
+import type { GatewayConfig } from 'sideguard';
+import type { GatewayRuntime, RunningGateway } from 'sideguard/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startConfigGateway } from './gateway-helpers.js';
 
 const agentKey = 'sg_agent_stream_test_0123';
 const blob = randomBytes(256 * 1024);
 let upstream: Server;
 let runtime: GatewayRuntime;
 let gateway: RunningGateway;
+let stopGateway: (() => Promise<void>) | undefined;
 /** Responses of `/v1/stalled` that are still open, and whether each closed before finishing. */
 const stalled: { response: ServerResponse; closedEarly: Promise<boolean> }[] = [];
 
@@ -76,18 +72,13 @@ beforeAll(async () => {
     agents: [{ id: 'reader', principal: 'p', key: agentKey, roles: ['all'] }],
     roles: { all: { bindings: ['files:*'] } },
   };
-  const compiled = compileGatewayConfig(config);
-  if (compiled.kind !== 'compiled') throw new Error(JSON.stringify(compiled.problems));
-  runtime = await openGatewayRuntime(
-    { file: '/virtual/sideguard.config.ts', directory: '/virtual', config, table: compiled.table },
-    { keyRing: createDevelopmentKeyRing('streamed-forward'), store: { kind: 'memory' } },
-  );
-  gateway = await startGatewayServer(runtime, { port: 0 });
+  const started = await startConfigGateway(config, 'streamed-forward');
+  ({ runtime, gateway } = started);
+  stopGateway = started.close;
 });
 afterAll(async () => {
   for (const entry of stalled) entry.response.destroy();
-  await gateway?.close();
-  await runtime?.close();
+  await stopGateway?.();
   await new Promise((resolve) => upstream?.close(resolve));
 });
 
