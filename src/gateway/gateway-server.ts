@@ -70,11 +70,18 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** A Node request's target as `/path?query`, still encoded (an absolute-form target cut down). */
+/**
+ * A Node request's target as `/path?query`, still encoded (an absolute-form target cut down; one
+ * that does not parse is passed on unchanged, for the door to refuse as an invalid path).
+ */
 function originForm(raw: string): string {
   if (raw.startsWith('http://') || raw.startsWith('https://')) {
-    const url = new URL(raw);
-    return `${url.pathname}${url.search}`;
+    try {
+      const url = new URL(raw);
+      return `${url.pathname}${url.search}`;
+    } catch {
+      return raw;
+    }
   }
   return raw;
 }
