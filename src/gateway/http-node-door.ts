@@ -65,8 +65,15 @@ export async function serveNodeCall(
     headers: headersOfNode(incoming.rawHeaders),
     readBody: (limit) => readIncomingWithin(incoming, limit),
   };
-  const reply = await runHttpDoor(runtime, request, streamedForward);
+  let opened: StreamedReply | undefined;
+  const reply = await runHttpDoor(runtime, request, async (current, call) => {
+    const answer = await streamedForward(current, call);
+    if (isStreamed(answer.response)) opened = answer.response;
+    return answer;
+  });
   const streamed = isStreamed(reply) ? reply : undefined;
+  // The door failed after the upstream answered (its 500 replaces the answer): let go of it.
+  if (streamed === undefined) opened?.abort();
   try {
     if (streamed === undefined) await sendResponse(outgoing, reply as Response);
     else relayStreamed(streamed, outgoing, method.toUpperCase(), FORWARD_HEADERS);
