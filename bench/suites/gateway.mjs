@@ -292,6 +292,7 @@ export async function run({ log = console.log, quick = false } = {}) {
       return {
         perSecond: median(samples[name].map((sample) => sample.perSecond)),
         samples: samples[name].map((sample) => sample.perSecond),
+        cpuSamples: cpu[name],
         failed: samples[name].reduce((sum, sample) => sum + sample.failed, 0),
         c16: { p50Ms: round(percentile(all, 0.5), 3), p99Ms: round(percentile(all, 0.99), 3) },
         c1: c1[name],
@@ -354,6 +355,11 @@ export async function run({ log = console.log, quick = false } = {}) {
       },
     };
     results.readRatio = round(results.reads.gateway.perSecond / results.reads.direct.perSecond, 2);
+    // Each run's gateway rate over the direct rate measured just before it: the pairs share the
+    // machine's load at that moment, which the medians of the two sides need not.
+    results.readRatioPerRun = samples.gateway.map((sample, index) =>
+      round(sample.perSecond / samples.direct[index].perSecond, 2),
+    );
     results.addedP50Ms = round(results.reads.gateway.c1.p50Ms - results.reads.direct.c1.p50Ms, 3);
     results.targets = targets(results);
     const table = [

@@ -1,15 +1,23 @@
 /**
  * `sideguard serve`'s listeners: the main port (health, upstreams mounted on a path prefix, and
  * whatever extensions mount — the MCP door's `/mcp`), one port per upstream that needs its own,
- * and extensions' own listeners (the approvals console's control port). Each listener is a Hono
- * app on `@hono/node-server`, bound to the configured host (loopback by default).
+ * and extensions' own listeners (the approvals console's control port), each bound to the
+ * configured host (loopback by default). Requests to an upstream's address are served by the HTTP
+ * door on Node's own server (decision 110); everything else by Hono apps on `@hono/node-server`.
  */
-import type { Server } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { GatewayRuntime } from './gateway-runtime.js';
 import { type HttpCall, handleHttpCall } from './http-door.js';
+import { serveNodeCall } from './http-node-door.js';
 import { problemResponse } from './http-problems.js';
 import { readIncomingWithin } from './http-request-reader.js';
 
@@ -62,14 +70,65 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** The raw request target (`/path?query`, still encoded) of a Node request. */
-function rawTarget(c: Context<{ Bindings: HttpBindings }>): string {
-  const raw = c.env?.incoming?.url ?? new URL(c.req.url).pathname;
+/**
+ * A Node request's target as `/path?query`, still encoded (an absolute-form target cut down; one
+ * that does not parse is passed on unchanged, for the door to refuse as an invalid path).
+ */
+function originForm(raw: string): string {
   if (raw.startsWith('http://') || raw.startsWith('https://')) {
-    const url = new URL(raw);
-    return `${url.pathname}${url.search}`;
+    try {
+      const url = new URL(raw);
+      return `${url.pathname}${url.search}`;
+    } catch {
+      return raw;
+    }
   }
   return raw;
+}
+
+/** The raw request target (`/path?query`, still encoded) of a request Hono serves. */
+function rawTarget(c: Context<{ Bindings: HttpBindings }>): string {
+  return originForm(c.env?.incoming?.url ?? new URL(c.req.url).pathname);
+}
+
+/** An upstream's own port: every request goes to the Node door. */
+function upstreamListener(runtime: GatewayRuntime, upstream: string): RequestListener {
+  return (incoming, outgoing) =>
+    void serveNodeCall(runtime, upstream, originForm(incoming.url ?? '/'), incoming, outgoing);
+}
+
+/**
+ * The main port: a request under an upstream's prefix goes to the Node door (prefixes never
+ * overlap each other or the gateway's own paths, which config compilation checks); the rest to
+ * the Hono app, which also keeps the prefix routes for targets only its decoding matches.
+ */
+function mainListener(runtime: GatewayRuntime, app: GatewayApp): RequestListener {
+  const hono = getRequestListener(app.fetch as never);
+  const prefixes: { readonly prefix: string; readonly upstream: string }[] = [];
+  for (const [name, upstream] of runtime.table.upstreams) {
+    const config = upstream.config;
+    if (config.kind === 'http' && 'prefix' in config.mount)
+      prefixes.push({ prefix: config.mount.prefix, upstream: name });
+  }
+  return (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const target = originForm(incoming.url ?? '/');
+    for (const { prefix, upstream } of prefixes) {
+      if (!target.startsWith(prefix)) continue;
+      const next = target.charCodeAt(prefix.length);
+      // Segment-safe: `/crm` serves `/crm`, `/crm/…` and `/crm?…`, never `/crmx`.
+      if (Number.isNaN(next) || next === 47 || next === 63) {
+        void serveNodeCall(
+          runtime,
+          upstream,
+          target.slice(prefix.length) || '/',
+          incoming,
+          outgoing,
+        );
+        return;
+      }
+    }
+    void hono(incoming, outgoing);
+  };
 }
 
 /** The door's view of one request: the raw target and a bounded reader over the Node stream. */
@@ -87,12 +146,6 @@ function httpCall(
       ? {}
       : { readBody: (limit: number) => readIncomingWithin(incoming, limit) }),
   };
-}
-
-function upstreamApp(runtime: GatewayRuntime, upstream: string): GatewayApp {
-  const app: GatewayApp = new Hono();
-  app.all('*', (c) => handleHttpCall(runtime, httpCall(c, upstream, rawTarget(c))));
-  return app;
 }
 
 async function mainApp(
@@ -120,8 +173,16 @@ async function mainApp(
   return app;
 }
 
-async function listen(listener: GatewayListener): Promise<{ server: Server; url: string }> {
-  const server = createAdaptorServer({ fetch: listener.app.fetch as never }) as Server;
+/** A listener as `serve` starts it: a Node request listener on a host and port. */
+interface NodeListener {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly handle: RequestListener;
+}
+
+async function listen(listener: NodeListener): Promise<{ server: Server; url: string }> {
+  const server = createServer(listener.handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listener.port, listener.host, () => {
@@ -148,22 +209,31 @@ export async function startGatewayServer(
 ): Promise<RunningGateway> {
   const extensions = options.extensions ?? [];
   const host = options.host ?? runtime.table.server.host;
-  const listeners: GatewayListener[] = [
+  const listeners: NodeListener[] = [
     {
       name: 'main',
       host,
       port: options.port ?? runtime.table.server.port,
-      app: await mainApp(runtime, extensions),
+      handle: mainListener(runtime, await mainApp(runtime, extensions)),
     },
   ];
   for (const [name, upstream] of runtime.table.upstreams) {
     const config = upstream.config;
     if (config.kind !== 'http' || !('port' in config.mount)) continue;
     const port = options.upstreamPorts?.[name] ?? config.mount.port;
-    listeners.push({ name: `upstream:${name}`, host, port, app: upstreamApp(runtime, name) });
+    listeners.push({
+      name: `upstream:${name}`,
+      host,
+      port,
+      handle: upstreamListener(runtime, name),
+    });
   }
-  for (const extension of extensions)
-    listeners.push(...((await extension.listeners?.(runtime)) ?? []));
+  for (const extension of extensions) {
+    for (const listener of (await extension.listeners?.(runtime)) ?? []) {
+      const { app, ...address } = listener;
+      listeners.push({ ...address, handle: getRequestListener(app.fetch as never) });
+    }
+  }
   const started: { name: string; server: Server; url: string }[] = [];
   const stop = async () => {
     await Promise.all(started.map((entry) => closeServer(entry.server)));

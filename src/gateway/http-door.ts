@@ -7,38 +7,25 @@
 import { keyedDigest } from '../core/commitment.js';
 import { KeyPurpose } from '../core/key-ring.js';
 import { authenticateAgent, presentedKey } from './agent-identity.js';
-import type { HttpWriteBindingConfig } from './config-types.js';
-import {
-  type AgentIdentity,
-  type Decision,
-  decideCall,
-  matchCall,
-  stateNeeded,
-  type WriteDecision,
-} from './decide-call.js';
+import { type Decision, decideCall, matchCall, stateNeeded } from './decide-call.js';
 import { gatewayDecisionEvent } from './decision-event.js';
 import { endDecisionSpan, type GatewayDecisionEvent, startDecisionSpan } from './decision-log.js';
 import type { GatewayRuntime } from './gateway-runtime.js';
-import { runGuardedCall, runShadowWrite } from './guarded-call.js';
-import { guardedAnswer, recordedResponse } from './http-guarded-answer.js';
+import type { Answer, CheckedCall, DoorReply, DoorRequest } from './http-door-call.js';
+import { boundWrite } from './http-door-writes.js';
+import { bufferedForward } from './http-forward.js';
+import { recordedResponse } from './http-guarded-answer.js';
 import { problemResponse, REFUSAL_STATUS } from './http-problems.js';
 import {
-  boundRequestOf,
-  forwardableHeaders,
-  parseBody,
+  headersOfWeb,
   type RequestRefusal,
   readBodyWithin,
   reservedHeader,
 } from './http-request-reader.js';
-import {
-  latestShadowedWrite,
-  recordReplayCase,
-  recordShadowWrite,
-  resourceKey,
-} from './rehearsal-state.js';
+import { latestShadowedWrite, resourceKey } from './rehearsal-state.js';
 import { isReadMethod, queryPairs, splitPath } from './route-pattern.js';
 
-/** One agent request addressed to an upstream. */
+/** One agent request addressed to an upstream, as a web `Request`. */
 export interface HttpCall {
   readonly upstream: string;
   readonly request: Request;
@@ -51,39 +38,51 @@ export interface HttpCall {
   readonly readBody?: (limitBytes: number) => Promise<Uint8Array | RequestRefusal>;
 }
 
-/** A checked request, ready for the decision. */
-interface CheckedCall {
-  readonly upstream: string;
-  readonly request: Request;
-  readonly method: string;
-  readonly rawPath: string;
-  readonly search: string;
-  readonly segments: readonly string[];
-  readonly pairs: readonly (readonly [string, string])[];
-  readonly body: Uint8Array;
-  readonly identity: AgentIdentity;
+/**
+ * How a server carries out a `forward` decision: buffered into a `Response`
+ * ({@link bufferedForward}), or streamed by the Node door. Every other decision is answered the
+ * same way for every server.
+ */
+export type Forwarder<R extends DoorReply> = (
+  runtime: GatewayRuntime,
+  call: CheckedCall,
+) => Promise<Answer<R | Response>>;
+
+/** Handles one web request. Never throws: a gateway fault is a 500 problem with no details. */
+export function handleHttpCall(runtime: GatewayRuntime, call: HttpCall): Promise<Response> {
+  const { request } = call;
+  const door: DoorRequest = {
+    upstream: call.upstream,
+    method: request.method,
+    target: call.target,
+    headers: headersOfWeb(request.headers),
+    readBody: call.readBody ?? ((limit) => readBodyWithin(request, limit)),
+  };
+  return runHttpDoor(runtime, door, bufferedForward);
 }
 
-/** What answering a decision produced, for the decision event. */
-interface Answer {
-  readonly response: Response;
-  readonly code: string;
-  readonly proposal?: string;
-  readonly outcome?: string;
-}
-
-/** Handles one request. Never throws: a gateway fault is a 500 problem with no details. */
-export async function handleHttpCall(runtime: GatewayRuntime, call: HttpCall): Promise<Response> {
+/**
+ * Runs one request through the door: check, identify, decide, answer, and record the decision
+ * event before the answer is returned. Never throws: a gateway fault is a 500 problem.
+ */
+export async function runHttpDoor<R extends DoorReply>(
+  runtime: GatewayRuntime,
+  request: DoorRequest,
+  forward: Forwarder<R>,
+): Promise<R | Response> {
   const span = startDecisionSpan('http');
   try {
-    const checked = await checkCall(runtime, call);
+    const checked = await checkCall(runtime, request);
     if (checked instanceof Response) {
       span.setAttribute('http.response.status_code', checked.status);
       span.end();
       return checked;
     }
     const decision = await decide(runtime, checked);
-    const answer = await answerDecision(runtime, checked, decision);
+    const answer =
+      decision.kind === 'forward'
+        ? await forward(runtime, checked)
+        : await answerDecision(runtime, checked, decision);
     const event = decisionEvent(runtime, checked, decision, answer);
     // Waits only when the decision log is full (back-pressure, decision 070).
     await runtime.decisions.record(event);
@@ -99,9 +98,11 @@ export async function handleHttpCall(runtime: GatewayRuntime, call: HttpCall): P
   }
 }
 
-async function checkCall(runtime: GatewayRuntime, call: HttpCall): Promise<CheckedCall | Response> {
-  const { request } = call;
-  const reserved = reservedHeader(request.headers);
+async function checkCall(
+  runtime: GatewayRuntime,
+  call: DoorRequest,
+): Promise<CheckedCall | Response> {
+  const reserved = reservedHeader(call.headers);
   if (reserved !== undefined) {
     return problemResponse(
       400,
@@ -127,28 +128,23 @@ async function checkCall(runtime: GatewayRuntime, call: HttpCall): Promise<Check
       },
     );
   }
-  const method = request.method.toUpperCase();
+  const method = call.method.toUpperCase();
   const limit = runtime.table.server.bodyLimitBytes;
   // Reads carry no body the gateway would use or forward: it is never read.
-  const body = isReadMethod(method)
-    ? new Uint8Array()
-    : await (call.readBody?.(limit) ?? readBodyWithin(request, limit));
+  const body = isReadMethod(method) ? new Uint8Array() : await call.readBody(limit);
   if (!(body instanceof Uint8Array)) {
     return problemResponse(body.status, body.code, body.detail, { hint: body.hint });
   }
   return {
     upstream: call.upstream,
-    request,
+    headers: call.headers,
     method,
     rawPath: rawPath === '' ? '/' : rawPath,
     search,
     segments: split.segments,
     pairs,
     body,
-    identity: authenticateAgent(
-      runtime.table.agents,
-      presentedKey(request.headers.get('authorization') ?? undefined),
-    ),
+    identity: authenticateAgent(runtime.table.agents, presentedKey(call.headers.authorization)),
   };
 }
 
@@ -161,6 +157,7 @@ async function decide(runtime: GatewayRuntime, call: CheckedCall): Promise<Decis
   } as const;
   if (call.identity.kind !== 'agent') return decideCall(runtime.table, call.identity, subject);
   const needed = stateNeeded(runtime.table, subject, matchCall(runtime.table, subject));
+  if (!needed.shadow && !needed.replay) return decideCall(runtime.table, call.identity, subject);
   const resource = resourceKey(call.segments, call.pairs);
   const shadowHit =
     needed.shadow &&
@@ -194,7 +191,7 @@ async function answerDecision(
       return { response, code: decision.reason };
     }
     case 'forward':
-      return forward(runtime, call);
+      throw new Error("a forward decision is carried out by the server's forwarder");
     case 'replay': {
       const recorded = runtime.replay.find(
         call.upstream,
@@ -210,51 +207,6 @@ async function answerDecision(
     case 'shadow_write':
       return boundWrite(runtime, call, decision);
   }
-}
-
-async function forward(runtime: GatewayRuntime, call: CheckedCall): Promise<Answer> {
-  const upstream = runtime.http.get(call.upstream);
-  if (upstream === undefined) throw new Error(`no transport for ${call.upstream}`);
-  const reply = await upstream.transport.send({
-    method: call.method,
-    path: call.rawPath,
-    search: call.search,
-    headers: forwardableHeaders(call.request.headers),
-  });
-  if (reply.kind === 'no_response') {
-    const timeout = reply.reason === 'timeout';
-    return {
-      response: problemResponse(
-        timeout ? 504 : 502,
-        timeout ? 'upstream_timeout' : 'upstream_unavailable',
-        'The upstream did not answer.',
-        {
-          decision: 'forward',
-          hint: 'Retry later.',
-          retryAfterSeconds: 1,
-        },
-      ),
-      code: timeout ? 'upstream_timeout' : 'upstream_unavailable',
-    };
-  }
-  if (runtime.recordSession !== undefined) {
-    await recordReplayCase(
-      runtime.state,
-      runtime.keyRing,
-      runtime.recordSession,
-      {
-        upstream: call.upstream,
-        method: call.method,
-        resource: resourceKey(call.segments, call.pairs),
-        response: reply,
-      },
-      runtime.now(),
-    );
-  }
-  return {
-    response: recordedResponse(reply, { 'x-sideguard-decision': 'forward' }, call.method),
-    code: 'forwarded',
-  };
 }
 
 async function shadowRead(
@@ -279,127 +231,11 @@ async function shadowRead(
   return { response, code: 'shadow_read' };
 }
 
-async function boundWrite(
-  runtime: GatewayRuntime,
-  call: CheckedCall,
-  decision: WriteDecision,
-): Promise<Answer> {
-  const binding = decision.binding;
-  if (call.identity.kind !== 'agent' || binding?.kind !== 'http')
-    throw new Error('bound write without binding');
-  const agent = call.identity.agent;
-  const parsed = parseBody(call.request.headers.get('content-type') ?? '', call.body);
-  if (parsed.kind === 'refused') {
-    return {
-      response: problemResponse(parsed.status, parsed.code, parsed.detail, { hint: parsed.hint }),
-      code: parsed.code,
-    };
-  }
-  const bound = boundRequestOf({
-    method: call.method,
-    path: call.rawPath,
-    params: decision.params,
-    pairs: call.pairs,
-    body: parsed.value,
-    headers: call.request.headers,
-  });
-  let input: unknown;
-  try {
-    input = (binding.config as HttpWriteBindingConfig).toInput(bound);
-  } catch {
-    return {
-      response: problemResponse(
-        422,
-        'binding_input_failed',
-        `The request could not be turned into the input of ${decision.action.typeName}.`,
-        {
-          decision: decision.kind,
-          hint: `Send the fields binding "${binding.name}" expects for ${decision.subject}.`,
-        },
-      ),
-      code: 'binding_input_failed',
-    };
-  }
-  const request = { tenant: agent.tenant, principal: agent.principal, agent: agent.id, input };
-  if (decision.kind === 'shadow_write') return shadowWrite(runtime, call, decision, request);
-  const action = runtime.http.get(call.upstream)?.actions.get(binding.name);
-  if (action === undefined) throw new Error(`binding ${binding.name} has no executable action`);
-  const result = await runGuardedCall(runtime.guardedCall, { ...request, action });
-  const response = guardedAnswer(result, {
-    consoleUrl: runtime.table.consoleUrl,
-    method: call.method,
-  });
-  return { response, code: result.code, proposal: result.proposal, outcome: result.outcome };
-}
-
-async function shadowWrite(
-  runtime: GatewayRuntime,
-  call: CheckedCall,
-  decision: WriteDecision,
-  request: { tenant: string; principal: string; agent: string; input: unknown },
-): Promise<Answer> {
-  const result = await runShadowWrite(runtime.guard, { ...request, action: decision.action });
-  if (result.verdict === 'rejected') {
-    return {
-      response: problemResponse(
-        422,
-        result.code,
-        "The request does not satisfy the action's contract.",
-        {
-          decision: 'shadow_write',
-          issues: (result.issues ?? []).map((issue) => ({ ...issue })),
-          hint: 'Fix the fields named in issues and send it again.',
-        },
-      ),
-      code: result.code,
-    };
-  }
-  if (result.verdict === 'blocked') {
-    return {
-      response: problemResponse(
-        403,
-        result.code,
-        `The action's policy blocks this write (${result.reasonCode}).`,
-        {
-          decision: 'shadow_write',
-          ...(result.reasonCode === undefined ? {} : { reasonCode: result.reasonCode }),
-          hint: 'Change the request so that the policy allows it.',
-        },
-      ),
-      code: result.code,
-    };
-  }
-  const resource = resourceKey(call.segments, call.pairs);
-  await recordShadowWrite(runtime.state, runtime.keyRing, {
-    tenant: request.tenant,
-    upstream: call.upstream,
-    resource,
-    method: call.method,
-    recordedAtMs: runtime.now(),
-    contentType: call.request.headers.get('content-type') ?? 'application/octet-stream',
-    body: call.body,
-  });
-  const body = {
-    mode: 'shadow_write',
-    upstream: call.upstream,
-    method: call.method,
-    route: decision.subject,
-    action: decision.action.typeName,
-    wouldBe: result.wouldBe ?? null,
-    reasonCode: result.reasonCode ?? null,
-  };
-  const response = new Response(JSON.stringify(body), {
-    status: 202,
-    headers: { 'content-type': 'application/json', 'x-sideguard-decision': 'shadow_write' },
-  });
-  return { response, code: result.code };
-}
-
 function decisionEvent(
   runtime: GatewayRuntime,
   call: CheckedCall,
   decision: Decision,
-  answer: Answer,
+  answer: Answer<DoorReply>,
 ): GatewayDecisionEvent {
   const writes = decision.kind === 'guarded' || decision.kind === 'shadow_write';
   return gatewayDecisionEvent({

@@ -21,7 +21,27 @@ export function guardedHeaders(result: GuardedCallResult): Record<string, string
   };
 }
 
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/** Statuses whose answers never carry a body. */
+export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The headers an upstream's answer reaches the agent with: credentials and hop-by-hop headers
+ * removed, a repeated header's values joined, then the gateway's own headers (`extra`) on top.
+ */
+export function returnableHeaders(
+  upstream: readonly (readonly [string, string])[],
+  extra: Readonly<Record<string, string>>,
+): Record<string, string> {
+  // A plain object is the servers' fast path (no Headers instance per response).
+  const headers: Record<string, string> = {};
+  for (const [name, value] of upstream) {
+    // Forwarded answers come straight from the upstream: credentials and hop-by-hop stay out.
+    if (!returnableResponseHeader(name)) continue;
+    const existing = headers[name];
+    headers[name] = existing === undefined ? value : `${existing}, ${value}`;
+  }
+  return Object.assign(headers, extra);
+}
 
 /** A recorded response, sent again byte for byte (with the gateway's headers added). */
 export function recordedResponse(
@@ -29,16 +49,8 @@ export function recordedResponse(
   extra: Readonly<Record<string, string>>,
   method = 'GET',
 ): Response {
-  // A plain object is the adapter's fast path (no Headers instance per response).
-  const headers: Record<string, string> = {};
-  for (const [name, value] of recorded.headers) {
-    // Forwarded answers come straight from the upstream: credentials and hop-by-hop stay out.
-    if (!returnableResponseHeader(name)) continue;
-    const existing = headers[name];
-    headers[name] = existing === undefined ? value : `${existing}, ${value}`;
-  }
-  Object.assign(headers, extra);
-  const empty = method === 'HEAD' || NULL_BODY.has(recorded.status);
+  const headers = returnableHeaders(recorded.headers, extra);
+  const empty = method === 'HEAD' || NULL_BODY_STATUSES.has(recorded.status);
   return new Response(empty ? null : recorded.body, { status: recorded.status, headers });
 }
 

@@ -15,9 +15,34 @@ export interface RequestRefusal {
   readonly hint: string;
 }
 
+/**
+ * A request's headers as the door reads them, whichever server received the request: lower-case
+ * names, a repeated header's values joined with `", "` (as the web `Headers` class joins them).
+ */
+export type RequestHeaders = Readonly<Record<string, string>>;
+
+/** The door's view of web `Headers`. */
+export function headersOfWeb(headers: Headers): RequestHeaders {
+  const record: Record<string, string> = Object.create(null);
+  for (const [name, value] of headers) record[name] = value;
+  return record;
+}
+
+/** The door's view of a Node request's `rawHeaders` (`[name, value, name, value, …]`). */
+export function headersOfNode(rawHeaders: readonly string[]): RequestHeaders {
+  const record: Record<string, string> = Object.create(null);
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = (rawHeaders[index] as string).toLowerCase();
+    const value = rawHeaders[index + 1] as string;
+    const existing = record[name];
+    record[name] = existing === undefined ? value : `${existing}, ${value}`;
+  }
+  return record;
+}
+
 /** The first reserved header a request carries, if any. */
-export function reservedHeader(headers: Headers): string | undefined {
-  for (const name of headers.keys()) if (name.startsWith(RESERVED_HEADER_PREFIX)) return name;
+export function reservedHeader(headers: RequestHeaders): string | undefined {
+  for (const name in headers) if (name.startsWith(RESERVED_HEADER_PREFIX)) return name;
   return undefined;
 }
 
@@ -139,9 +164,11 @@ export function parseBody(contentType: string, body: Uint8Array): ParsedBody {
 }
 
 /** Request headers a binding may see, or that may be forwarded: no credentials or hop-by-hop. */
-export function forwardableHeaders(headers: Headers): Record<string, string> {
+export function forwardableHeaders(headers: RequestHeaders): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const [name, value] of headers) if (forwardableRequestHeader(name)) result[name] = value;
+  for (const name in headers) {
+    if (forwardableRequestHeader(name)) result[name] = headers[name] as string;
+  }
   return result;
 }
 
@@ -152,7 +179,7 @@ export function boundRequestOf(options: {
   readonly params: Readonly<Record<string, string>>;
   readonly pairs: readonly (readonly [string, string])[];
   readonly body: unknown;
-  readonly headers: Headers;
+  readonly headers: RequestHeaders;
 }): BoundHttpRequest {
   const query: Record<string, string | string[]> = {};
   for (const [name, value] of options.pairs) {

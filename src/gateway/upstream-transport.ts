@@ -4,8 +4,11 @@
  * client, decides what is ever sent again. Network failures are values that say whether the
  * request can have reached the upstream.
  */
-import { Agent, request } from 'undici';
+import { Pool } from 'undici';
 import type { UpstreamReply, UpstreamRequestSpec } from './config-types.js';
+import { bufferedHandler, type OpenedReply, streamedHandler } from './upstream-dispatch.js';
+
+export type { BodySink, OpenedReply, StreamedReply } from './upstream-dispatch.js';
 
 /** How to reach one upstream. */
 export interface UpstreamTransportConfig {
@@ -33,42 +36,15 @@ export interface RawUpstreamRequest {
 
 /** Sends requests to one upstream. */
 export interface UpstreamTransport {
+  /** Sends one request and reads its whole answer. */
   send(raw: RawUpstreamRequest): Promise<UpstreamReply>;
+  /**
+   * Sends one request and resolves at its answer's head; the body streams to the sink given to
+   * `relay` (what the HTTP door uses to pass a forwarded read through without buffering it).
+   */
+  open(raw: RawUpstreamRequest): Promise<OpenedReply>;
   /** Closes pooled connections. */
   close(): Promise<void>;
-}
-
-const NOT_SENT = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** Whether a failure proves the request never left (connect refused, DNS, connect timeout). */
-function failureReason(error: unknown): 'not_sent' | 'timeout' | 'lost' {
-  const codes: unknown[] = [];
-  for (let cursor = error, depth = 0; cursor !== undefined && depth < 4; depth++) {
-    const value = cursor as { code?: unknown; name?: unknown; cause?: unknown } | null;
-    if (value === null || typeof value !== 'object') break;
-    codes.push(value.code, value.name);
-    cursor = value.cause;
-  }
-  if (codes.some((code) => typeof code === 'string' && NOT_SENT.has(code))) return 'not_sent';
-  if (
-    codes.some(
-      (code) =>
-        code === 'TimeoutError' ||
-        code === 'AbortError' ||
-        code === 'UND_ERR_HEADERS_TIMEOUT' ||
-        code === 'UND_ERR_BODY_TIMEOUT',
-    )
-  ) {
-    return 'timeout';
-  }
-  return 'lost';
 }
 
 function parseJson(body: Uint8Array): unknown {
@@ -99,42 +75,35 @@ export function responseReply(
   };
 }
 
-const headerPairs = (
-  headers: Record<string, string | string[] | undefined>,
-): [string, string][] => {
-  const pairs: [string, string][] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value])
-      pairs.push([name.toLowerCase(), item]);
-  }
-  return pairs;
-};
-
-/** A transport with its own connection pool. */
+/**
+ * A transport with its own keep-alive connection pool to the upstream's origin. Requests go out
+ * through undici's dispatch API: one origin per transport, so no URL is parsed per request.
+ */
 export function createUpstreamTransport(config: UpstreamTransportConfig): UpstreamTransport {
   const base = new URL(config.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const dispatcher = new Agent({ keepAliveTimeout: 4_000, pipelining: 1 });
+  const pool = new Pool(base.origin, { keepAliveTimeout: 4_000, pipelining: 1 });
+  const options = (raw: RawUpstreamRequest) => ({
+    origin: base.origin,
+    method: raw.method,
+    path: `${basePath}${raw.path}${raw.search === '' ? '' : `?${raw.search}`}`,
+    headers: { ...raw.headers, ...config.headers },
+    body: raw.body ?? null,
+    headersTimeout: config.timeoutMs,
+    bodyTimeout: config.timeoutMs,
+  });
+  // A request that cannot even be dispatched (a closed pool, an invalid header) is `lost` or
+  // `not_sent` through the handler's error callback; dispatch itself never throws here.
   return {
-    async send(raw) {
-      const url = `${base.origin}${basePath}${raw.path}${raw.search === '' ? '' : `?${raw.search}`}`;
-      try {
-        const response = await request(url, {
-          method: raw.method as 'GET',
-          headers: { ...raw.headers, ...config.headers },
-          ...(raw.body === undefined ? {} : { body: raw.body }),
-          headersTimeout: config.timeoutMs,
-          bodyTimeout: config.timeoutMs,
-          dispatcher,
-        });
-        const body = new Uint8Array(await response.body.arrayBuffer());
-        return responseReply(response.statusCode, headerPairs(response.headers), body);
-      } catch (error) {
-        return { kind: 'no_response', reason: failureReason(error) };
-      }
-    },
-    close: () => dispatcher.close(),
+    send: (raw) =>
+      new Promise((resolve) => {
+        pool.dispatch(options(raw), bufferedHandler(resolve, responseReply));
+      }),
+    open: (raw) =>
+      new Promise((resolve) => {
+        pool.dispatch(options(raw), streamedHandler(resolve));
+      }),
+    close: () => pool.close(),
   };
 }
 

@@ -3,8 +3,16 @@
  * config served on ephemeral ports, and plain `fetch` calls with an agent key.
  */
 import { join } from 'node:path';
-import { createDevelopmentKeyRing } from 'sideguard';
-import { type ServedGateway, serveGateway } from 'sideguard/gateway';
+import { createDevelopmentKeyRing, type GatewayConfig } from 'sideguard';
+import {
+  compileGatewayConfig,
+  type GatewayRuntime,
+  openGatewayRuntime,
+  type RunningGateway,
+  type ServedGateway,
+  serveGateway,
+  startGatewayServer,
+} from 'sideguard/gateway';
 import { type Answer, call, type startTestSandbox } from '../sandbox/sandbox-helpers.js';
 import { projectRoot } from '../support/cli.js';
 
@@ -40,6 +48,31 @@ export async function serveFixture(
     for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
     Object.assign(process.env, saved);
   }
+}
+
+/**
+ * Compiles an in-memory config (throwing on any problem), opens its runtime on a memory store and
+ * starts its listeners on ephemeral ports. `close` stops both.
+ */
+export async function startConfigGateway(
+  config: GatewayConfig,
+  keyRingName: string,
+): Promise<{ runtime: GatewayRuntime; gateway: RunningGateway; close(): Promise<void> }> {
+  const compiled = compileGatewayConfig(config);
+  if (compiled.kind !== 'compiled') throw new Error(JSON.stringify(compiled.problems));
+  const runtime = await openGatewayRuntime(
+    { file: '/virtual/sideguard.config.ts', directory: '/virtual', config, table: compiled.table },
+    { keyRing: createDevelopmentKeyRing(keyRingName), store: { kind: 'memory' } },
+  );
+  const gateway = await startGatewayServer(runtime, { port: 0 });
+  return {
+    runtime,
+    gateway,
+    close: async () => {
+      await gateway.close();
+      await runtime.close();
+    },
+  };
 }
 
 /** Calls the gateway as an agent (the support agent unless `key` says otherwise; `null`: no key). */
