@@ -260,7 +260,8 @@ describe('resolve: the outage case', () => {
     expect(resolution).toMatchObject({ proposal: outage.proposal, status: 'failed_known' });
     expect(JSON.stringify(resolution)).toContain('ops-oncall');
     expect(JSON.stringify(resolution)).not.toContain('Stripe dashboard');
-  });
+    // Eight CLI processes one after another: more than the default 30 s on a loaded machine.
+  }, 90_000);
 });
 
 describe('sideguard sweep', () => {

@@ -170,8 +170,9 @@ describe('sideguard sandbox serve', () => {
 
   it('serves only the providers named by --provider, with a first request for one of them', async () => {
     const { dir, cleanup } = await tempDir();
+    let serve: ReturnType<typeof run> | undefined;
     try {
-      const serve = run([
+      serve = run([
         'sandbox',
         'serve',
         '--state-dir',
@@ -202,6 +203,8 @@ describe('sideguard sandbox serve', () => {
       serve.child.kill('SIGTERM');
       expect(await serve.exited).toBe(0);
     } finally {
+      // A failed assertion must not leave the server running.
+      if (serve?.child.exitCode === null) serve.child.kill('SIGKILL');
       await cleanup();
     }
   });
