@@ -7,16 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  createDevelopmentKeyRing,
-  createGuard,
-  createManualClock,
-  type GuardStore,
-} from '../../src/index.js';
 import { createPostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { createSqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runCli } from '../support/cli.js';
-import { createFakeProvider, refundAction, refundArgs } from '../support/guard-harness.js';
+import { runRefunds } from '../support/ledger-refunds.js';
 import { freshTestSchema, postgresTestUrl } from '../support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sideguard-ledger-export-'));
@@ -26,24 +20,6 @@ afterAll(async () => {
   await schema?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function refunds(store: GuardStore, tenant: string, count: number) {
-  const guard = createGuard({
-    store,
-    keyRing: createDevelopmentKeyRing(),
-    clock: createManualClock(),
-  });
-  const refund = refundAction(createFakeProvider());
-  for (let index = 0; index < count; index += 1) {
-    const result = await guard.run(refund, {
-      tenant,
-      input: refundArgs({ orderId: `ord_${index}` }),
-      principal: 'agent',
-    });
-    expect(result.status).toBe('verified');
-  }
-  return guard;
-}
 
 /** Exports with the CLI, then verifies the file against the anchored head. */
 function exportAndVerify(storeArgs: string[], tenant: string, file: string) {
@@ -69,7 +45,7 @@ describe('sideguard ledger export', () => {
   it('writes the SQLite store’s ledger as the guard exports it, and it verifies against the anchored head', async () => {
     const path = join(dir, 'store.db');
     const store = createSqliteStore({ path });
-    const guard = await refunds(store, 'acme', 3);
+    const guard = await runRefunds(store, 'acme', 0, 3);
     const file = join(dir, 'acme.jsonl');
     exportAndVerify(['--store', path], 'acme', file);
     expect(readFileSync(file, 'utf8')).toBe(await guard.exportLedger({ tenant: 'acme' }));
@@ -82,7 +58,7 @@ describe('sideguard ledger export', () => {
 
   it.runIf(url !== undefined)('exports a PostgreSQL store’s ledger', async () => {
     const store = await createPostgresStore({ connectionString: url!, schema: schema!.schema });
-    await refunds(store, 'globex', 2);
+    await runRefunds(store, 'globex', 0, 2);
     await store.close();
     exportAndVerify(
       ['--store', url!, '--schema', schema!.schema],

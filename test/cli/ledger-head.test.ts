@@ -8,16 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashLedgerEvent, type LedgerEvent } from '../../src/core/ledger.js';
-import {
-  createDevelopmentKeyRing,
-  createGuard,
-  createManualClock,
-  type GuardStore,
-} from '../../src/index.js';
 import { createPostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { createSqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { runCli } from '../support/cli.js';
-import { createFakeProvider, refundAction, refundArgs } from '../support/guard-harness.js';
+import { runRefunds } from '../support/ledger-refunds.js';
 import { freshTestSchema, postgresTestUrl } from '../support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sideguard-ledger-head-'));
@@ -27,25 +21,6 @@ afterAll(async () => {
   await schema?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Runs `count` refunds for `tenant` through a guard over `store`. */
-async function runRefunds(store: GuardStore, tenant: string, from: number, count: number) {
-  const guard = createGuard({
-    store,
-    keyRing: createDevelopmentKeyRing(),
-    clock: createManualClock(),
-  });
-  const refund = refundAction(createFakeProvider());
-  for (let index = from; index < from + count; index++) {
-    const result = await guard.run(refund, {
-      tenant,
-      input: refundArgs({ orderId: `ord_${index}` }),
-      principal: 'agent',
-    });
-    expect(result.status).toBe('verified');
-  }
-  return guard;
-}
 
 const write = (name: string, events: readonly LedgerEvent[]): string => {
   const file = join(dir, name);
