@@ -1,6 +1,6 @@
 /**
  * The SQLite tier: the same schedules over the real SQLite adapter instead of the memory store,
- * slower (a schedule costs ~100 ms instead of ~5 ms) but through the adapter users run. Each
+ * slower (a schedule costs ~40 ms instead of ~5 ms on a quiet machine) but through the adapter users run. Each
  * schedule gets its own file, copied from one migrated template; a file is closed and deleted
  * when the next schedule opens its own, and `close` removes the rest. Writes use synchronous NORMAL:
  * the simulator crashes processes, never the file system (docs/explore.md), so a sync would

@@ -94,15 +94,20 @@ function headMismatch(
   head: LedgerHead | undefined,
 ): LedgerVerification {
   const end = verdict.head;
+  const ends = end?.sequence ?? 0;
+  const headAt = head?.sequence ?? 0;
+  const why =
+    headAt < ends
+      ? 'entries were added after the head'
+      : headAt === ends
+        ? 'its last entry is not the one the head names'
+        : 'entries were removed from the end';
   return {
     kind: 'invalid',
     index: verdict.count,
     sequence: end?.sequence ?? null,
     reason: 'head_mismatch',
-    message:
-      (head?.sequence ?? 0) < (end?.sequence ?? 0)
-        ? `the chain ends at sequence ${end?.sequence ?? 0} but the store's head is sequence ${head?.sequence ?? 0} (entries were added after the head)`
-        : `the chain ends at sequence ${end?.sequence ?? 0} but the store's head is sequence ${head?.sequence ?? 0} (entries were removed from the end)`,
+    message: `the chain ends at sequence ${ends} but the store's head is sequence ${headAt} (${why})`,
   };
 }
 
