@@ -96,6 +96,7 @@ export type { RecordMac } from './core/record-mac.js';
 export { checkRecordMac, RecordMacVerdict } from './core/record-mac.js';
 export type {
   AuthorityEvidenceRecord,
+  CommitDurability,
   DueQuery,
   EffectClaim,
   GuardStore,

@@ -18,6 +18,13 @@ export function assertCommitShape(write: StoreCommit): void {
     throw new StoreInvariantError('store_commit_malformed', `Refused store commit: ${message}`);
   };
   if (typeof write.tenant !== 'string' || write.tenant === '') fail('tenant is empty');
+  if (
+    write.durability !== undefined &&
+    write.durability !== 'synced' &&
+    write.durability !== 'deferred'
+  ) {
+    fail(`durability must be 'synced' or 'deferred', got ${String(write.durability)}`);
+  }
   if (write.proposal !== undefined) {
     const { record } = write.proposal;
     if (record.tenant !== write.tenant) fail('proposal tenant differs from the commit tenant');

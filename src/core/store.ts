@@ -147,7 +147,24 @@ export interface StoreCommit {
   readonly evidence?: readonly AuthorityEvidenceRecord[];
   /** Drafts sealed onto the tenant's chain in this order, in the same transaction. */
   readonly events: readonly LedgerEventDraft[];
+  /**
+   * How durable the commit must be when `commit` resolves (decision 124). @default 'synced'
+   * - `synced`: on stable storage, as the store is configured (SQLite `synchronous`,
+   *   PostgreSQL `synchronous_commit`): it survives a power loss.
+   * - `deferred`: committed and visible to every reader and every later commit, and it
+   *   survives a crash of the process, but the store may skip its own sync: an OS crash or power
+   *   loss may drop it. Durability stays a prefix: every later synced commit (and every
+   *   `ledgerHead` answer) makes it durable too, so a deferred commit is lost only with every
+   *   commit after it. The guard asks for it only where losing the commit leaves a state that
+   *   verification recovers (the outcome recorded after the provider call); never for a claim,
+   *   authority or an erasure. A store may treat every commit as synced (the memory store,
+   *   which keeps nothing, does).
+   */
+  readonly durability?: CommitDurability;
 }
+
+/** See `StoreCommit.durability`. */
+export type CommitDurability = 'synced' | 'deferred';
 
 /** What a commit did. Only `committed` changed anything. */
 export type StoreCommitResult =
@@ -236,13 +253,26 @@ export interface GuardStore {
   listProposals(query: ProposalListQuery): Promise<readonly ProposalRecord[]>;
   /** Sealed events in sequence order. */
   readLedger(query: LedgerQuery): Promise<readonly LedgerEvent[]>;
-  /** The tenant's chain head, or undefined if it has no events and no checkpoint. */
+  /**
+   * The tenant's chain head, or undefined if it has no events and no checkpoint. The head is
+   * durable when answered: a store that took `deferred` commits syncs before it answers, so a
+   * head written down outside the store (an anchor, an export's end) is never lost afterwards
+   * and later mistaken for truncation (decision 124).
+   */
   ledgerHead(tenant: string): Promise<LedgerHead | undefined>;
   /**
    * Retention: removes the tenant's events up to and including `throughSequence` and remembers
    * the last removed event as the checkpoint the remaining chain verifies from.
    */
   truncateLedger(tenant: string, throughSequence: number): Promise<void>;
+  /**
+   * Makes durable every commit the tenant's chain head includes — `deferred` ones too, and
+   * (since durability is a prefix) every commit before them, of any tenant or process. A store
+   * that honours `deferred` must offer it; a store without it is taken to make each commit
+   * durable before answering it (decision 124). The guard calls it before handing a deferred
+   * commit's events to the event sink.
+   */
+  sync?(tenant: string): Promise<void>;
   /** The checkpoint left by `truncateLedger`, if any. */
   ledgerCheckpoint(tenant: string): Promise<LedgerHead | undefined>;
   /** Releases connections and file handles. Further calls fail. */

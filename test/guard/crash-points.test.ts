@@ -136,6 +136,30 @@ const scenarios: readonly Scenario[] = [
     writes: 1,
   },
   {
+    // Decision 124: the outcome commit is deferred. Lost (as an OS crash may lose it), it
+    // leaves the state a crash before it leaves.
+    name: 'execute, the deferred outcome commit handed to the store but never written: reconcile verifies the write without resending',
+    crashes: [
+      { operation: 'execute', crash: { kind: 'in_flight_commit_of', eventType: 'committed' } },
+    ],
+    lastEventAfterCrash: 'commit_started',
+    writesAfterCrash: 1,
+    recovery: ['reconcile'],
+    finalStatus: 'verified',
+    finalReason: 'provider_confirmed',
+    writes: 1,
+  },
+  {
+    name: 'execute, right after the deferred outcome commit returned (not yet synced): it survived the process, and reconcile keeps it',
+    crashes: [{ operation: 'execute', crash: { kind: 'after_commit_of', eventType: 'committed' } }],
+    lastEventAfterCrash: 'verification_observed',
+    writesAfterCrash: 1,
+    recovery: ['reconcile'],
+    finalStatus: 'verified',
+    finalReason: 'provider_confirmed',
+    writes: 1,
+  },
+  {
     name: 'reconcile, before the expired lease is recorded: a second reconcile verifies the write',
     crashes: [
       afterProviderCall,

@@ -24,6 +24,15 @@ import { callVerify, keptOutput, verifyStep } from './verification.js';
 type Partial = Extract<NormalisedExecuteResult, { kind: 'partial' }>;
 
 /**
+ * The outcome of a single write (accepted, failed, unknown) is committed `deferred` (decision
+ * 124): if an OS crash or power loss drops it, the proposal is left `executing` with its
+ * `commit_started`, the lease runs out and verification asks the provider (I5) — the same state
+ * as a process crash between the provider call and this commit. A partial result is synced:
+ * its step receipts (I6) come from the executor alone and verification could not rebuild them.
+ */
+const OUTCOME_DURABILITY = 'deferred';
+
+/**
  * Records one executor result for a proposal claimed as `claimed`. Whatever goes wrong while
  * recording it, the proposal leaves `executing` as an unknown outcome (then verified): the
  * executor has run, so its effect may exist.
@@ -77,7 +86,15 @@ async function recordOutcome<A extends ActionDefinition>(
           after(next),
         ),
       ];
-      return recordLeased(context, action, claimed, next, events, { reasonCode: outcome.reason });
+      return recordLeased(
+        context,
+        action,
+        claimed,
+        next,
+        events,
+        { reasonCode: outcome.reason },
+        OUTCOME_DURABILITY,
+      );
     }
     case 'failed_unknown': {
       const next = successor(
@@ -98,9 +115,15 @@ async function recordOutcome<A extends ActionDefinition>(
           after(next),
         ),
       ];
-      const recorded = await recordLeased(context, action, claimed, next, events, {
-        reasonCode: outcome.reason,
-      });
+      const recorded = await recordLeased(
+        context,
+        action,
+        claimed,
+        next,
+        events,
+        { reasonCode: outcome.reason },
+        OUTCOME_DURABILITY,
+      );
       return verifyUnknownIfDue(context, action, claimed, recorded);
     }
     case 'partial':
@@ -151,9 +174,15 @@ async function recordAccepted<A extends ActionDefinition>(
           context.clock.now() + action.verificationDelayMs,
         );
   stampLast(events, next);
-  return recordLeased(context, action, claimed, next, events, {
-    receipt: receiptData(outcome.receipt),
-  });
+  return recordLeased(
+    context,
+    action,
+    claimed,
+    next,
+    events,
+    { receipt: receiptData(outcome.receipt) },
+    OUTCOME_DURABILITY,
+  );
 }
 
 function partialStatus(

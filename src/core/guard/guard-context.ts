@@ -54,6 +54,13 @@ export interface GuardContext {
   readonly audience: string;
   /** Hands durable events to the host's sink; never throws. */
   readonly emit: (events: readonly LedgerEvent[]) => void;
+  /**
+   * Hands the events of a `deferred` commit to the host's sink once they are durable: after
+   * the store's `sync` answered for their tenants (at once for a store without `sync`, which
+   * makes every commit durable). Events emitted meanwhile wait behind them, so the sink still
+   * sees the order of the commits. Never throws.
+   */
+  readonly emitWhenDurable: (events: readonly LedgerEvent[]) => void;
   /** Test-only: whether a guarantee is switched off (always false outside tests). */
   readonly broken: BreakageCheck;
 }
@@ -68,7 +75,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
       // Swallowed on purpose: there is nobody left to tell.
     }
   };
-  const emit = (events: readonly LedgerEvent[]): void => {
+  const deliver = (events: readonly LedgerEvent[]): void => {
     const sink = config.events;
     if (sink === undefined) return;
     for (const event of events) {
@@ -90,6 +97,41 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
       }
     }
   };
+  /** Events waiting for a sync before the sink may see them (and every event after them). */
+  let waiting: LedgerEvent[] = [];
+  let syncing = false;
+  const syncThenDeliver = async (): Promise<void> => {
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      for (const tenant of new Set(batch.map((event) => event.tenant))) {
+        try {
+          await config.store.sync?.(tenant);
+        } catch (error) {
+          // Delivered all the same: the events are committed; only an OS crash before the
+          // store's own next sync could drop them. The host hears why they came unsynced.
+          reportSinkError(error);
+        }
+      }
+      deliver(batch);
+    }
+    syncing = false;
+  };
+  const emit = (events: readonly LedgerEvent[]): void => {
+    if (syncing) waiting.push(...events);
+    else deliver(events);
+  };
+  const emitWhenDurable = (events: readonly LedgerEvent[]): void => {
+    if (config.store.sync === undefined) {
+      emit(events);
+      return;
+    }
+    if (config.events === undefined || events.length === 0) return;
+    waiting.push(...events);
+    if (syncing) return;
+    syncing = true;
+    void syncThenDeliver();
+  };
   return {
     store: authenticateStore({
       store: config.store,
@@ -106,6 +148,7 @@ export function createGuardContext(config: GuardCoreConfig): GuardContext {
     snapshotPlaintexts: new WeakMap(),
     audience: config.audience ?? 'sideguard',
     emit,
+    emitWhenDurable,
     broken: breakageCheck(config.breakages),
   };
 }
@@ -167,7 +210,9 @@ export async function commit(
   write: StoreCommit,
 ): Promise<StoreCommitResult> {
   const result = await context.store.commit(write);
-  if (result.kind === 'committed') context.emit(result.events);
+  if (result.kind !== 'committed') return result;
+  if (write.durability === 'deferred') context.emitWhenDurable(result.events);
+  else context.emit(result.events);
   return result;
 }
 
@@ -179,7 +224,7 @@ export function update(
   context: GuardContext,
   current: ProposalRecord,
   next: ProposalRecord,
-  parts: Pick<StoreCommit, 'events' | 'claim' | 'evidence'>,
+  parts: Pick<StoreCommit, 'events' | 'claim' | 'evidence' | 'durability'>,
 ): Promise<StoreCommitResult> {
   return commit(context, {
     tenant: current.tenant,

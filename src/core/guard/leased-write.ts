@@ -6,7 +6,7 @@
 import type { ActionDefinition } from '../action.js';
 import type { JsonValue } from '../canonical-json.js';
 import type { LedgerEventDraft } from '../ledger.js';
-import type { ProposalRecord } from '../store.js';
+import type { CommitDurability, ProposalRecord } from '../store.js';
 import type { LedgerEventType, ProposalStatus } from '../vocabulary.js';
 import {
   after,
@@ -24,7 +24,8 @@ import { outputPart } from './proposal-snapshot.js';
 
 /**
  * Records a result against the lease we hold, or as a late observation if we lost it. The
- * result carries the record's private output when it has one.
+ * result carries the record's private output when it has one. `durability` applies to the
+ * result's own commit only (decision 124); a late observation is always synced.
  */
 export async function recordLeased(
   context: GuardContext,
@@ -33,8 +34,9 @@ export async function recordLeased(
   next: ProposalRecord,
   events: LedgerEventDraft[],
   lateData: Record<string, JsonValue>,
+  durability: CommitDurability = 'synced',
 ): Promise<GuardResult> {
-  const written = await update(context, held, next, { events });
+  const written = await update(context, held, next, { events, durability });
   if (written.kind === 'committed') return resultOf(next, undefined, outputPart(context, next));
   // Someone took over after our lease expired: keep the evidence, change nothing else.
   await commit(context, {

@@ -7,6 +7,7 @@
 import type { GuardStore } from '../../core/store.js';
 import { registerConcurrencyCases } from './concurrency-cases.js';
 import type { ConformanceTest } from './conformance-fixtures.js';
+import { registerDurabilityCases } from './durability-cases.js';
 import { registerEffectClaimCases } from './effect-claim-cases.js';
 import { registerEnvelopeCases } from './envelope-cases.js';
 import { registerEvidenceCases } from './evidence-cases.js';
@@ -100,6 +101,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     ['concurrency', registerConcurrencyCases],
     ['sealed snapshots and outputs', registerEnvelopeCases],
     ['ledger', registerLedgerCases],
+    ['durability', registerDurabilityCases],
     ['queries', registerQueryCases],
     ['listing', registerListingCases],
     ['lifecycle', registerLifecycleCases],

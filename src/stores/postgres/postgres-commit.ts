@@ -46,6 +46,19 @@ export type CommitOutcome =
     }
   | { readonly kind: 'error'; readonly error: unknown };
 
+/**
+ * What a batch sends just before its COMMIT: `SET LOCAL synchronous_commit = off` when every
+ * commit of it is deferred (decision 124), nothing otherwise. The batch is then visible and in
+ * the WAL when COMMIT returns, and the WAL writer or the next synchronous commit flushes it —
+ * any later synchronous commit flushes the WAL up to its own record, so durability stays a
+ * prefix.
+ */
+export function commitLevelSql(batch: readonly PendingCommit[]): readonly string[] {
+  return batch.every((pending) => pending.write.durability === 'deferred')
+    ? ['SET LOCAL synchronous_commit = off']
+    : [];
+}
+
 /** The savepoint a batch opens for its commit at `index`. */
 export function savepointName(index: number): string {
   return `sg_commit_${index}`;

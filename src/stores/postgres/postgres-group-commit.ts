@@ -10,6 +10,7 @@ import type { AuthorityEvidenceRecord, StoreCommit, StoreCommitResult } from '..
 import {
   applyInSavepoint,
   type CommitOutcome,
+  commitLevelSql,
   type PendingCommit,
   savepointName,
   sealOutcome,
@@ -260,9 +261,10 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
       phase = 'commit';
       if (context.hooks.commit === undefined) {
         // The append, the head update and COMMIT travel in one round trip.
-        await client.query([...statements, 'COMMIT'].join(';\n'));
+        await client.query([...statements, ...commitLevelSql(batch), 'COMMIT'].join(';\n'));
       } else {
-        if (statements.length > 0) await client.query(statements.join(';\n'));
+        const last = [...statements, ...commitLevelSql(batch)];
+        if (last.length > 0) await client.query(last.join(';\n'));
         await context.hooks.commit(client);
       }
       headCache.landed(decided.heads);

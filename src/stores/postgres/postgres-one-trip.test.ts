@@ -71,6 +71,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     });
     pool.on('error', () => undefined);
     const transactions: string[] = [];
+    /** Every round trip that ends in COMMIT (one-trip batches and two-trip seals alike). */
+    const commits: string[] = [];
     const patched = new WeakSet<pg.PoolClient>();
     pool.on('acquire', (client) => {
       if (patched.has(client)) return;
@@ -79,12 +81,13 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       (client as { query: unknown }).query = (...args: unknown[]) => {
         const text = typeof args[0] === 'string' ? args[0] : '';
         if (/^(ROLLBACK;\n)?BEGIN/.test(text)) transactions.push(text);
+        if (/COMMIT$/.test(text)) commits.push(text);
         return query(...args);
       };
     });
     const store = await createPostgresStoreWithHooks({ pool, schema: run.schema }, hooks);
     opened.push({ store, pool });
-    return { store, transactions, pool };
+    return { store, transactions, commits, pool };
   };
 
   /** The statements a one-connection pool prepared with SQL, optionally dropped (as a pooler). */
@@ -127,6 +130,33 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     );
     await expectValidChain(store, tenant, 4);
     expect((await store.getEffectClaim(tenant, p1.effectScope))?.proposal).toBe('p-1');
+  });
+
+  it('an all-deferred batch commits with synchronous_commit off, one or two round trips alike; a batch with a synced commit does not (decision 124)', async () => {
+    const { store, commits } = await open();
+    const tenant = 'tenant-deferred';
+    const deferred = { durability: 'deferred' } as const;
+    const OFF = /SET LOCAL synchronous_commit = off;\nCOMMIT$/;
+    // Not yet trusted: the two-round-trip batch.
+    await store.commit({ ...insert(record(tenant, 'p-1')), ...deferred });
+    expect(commits.at(-1)).toMatch(OFF);
+    await store.commit(insert(record(tenant, 'p-2')));
+    expect(commits.at(-1)).not.toMatch(/synchronous_commit/);
+    await trusted(store, tenant, ['p-3', 'p-4']);
+    commits.length = 0;
+    // Trusted: one round trip.
+    await store.commit({ ...insert(record(tenant, 'p-5')), ...deferred });
+    expect(commits).toHaveLength(1);
+    expect(commits[0]).toMatch(/^BEGIN/);
+    expect(commits[0]).toMatch(OFF);
+    const mixed = await Promise.all([
+      store.commit({ ...insert(record(tenant, 'p-6')), ...deferred }),
+      store.commit(insert(record(tenant, 'p-7'))),
+    ]);
+    expect(mixed.map((result) => result.kind)).toEqual(['committed', 'committed']);
+    expect(commits).toHaveLength(2);
+    expect(commits[1]).not.toMatch(/synchronous_commit/);
+    await expectValidChain(store, tenant, 7);
   });
 
   it('a batch over two trusted tenants is one round trip and seals each chain from its own head', async () => {

@@ -8,7 +8,7 @@
 import type { LedgerEvent, LedgerHead } from '../../core/ledger.js';
 import type { AuthorityEvidenceRecord } from '../../core/store.js';
 import type { CommitOutcome, PendingCommit } from './postgres-commit.js';
-import { sealOutcome } from './postgres-commit.js';
+import { commitLevelSql, sealOutcome } from './postgres-commit.js';
 import { type BatchMark, batchMark } from './postgres-commit-outcome.js';
 import type { RoundTripStatement } from './postgres-prepared.js';
 import {
@@ -130,7 +130,7 @@ export function planOneTrip(
           seal: appendAndMoveSql(q, appended, eventRows, remembered),
         };
   return {
-    statements: ['BEGIN', lock, ...writes, ...seal, 'COMMIT'],
+    statements: ['BEGIN', lock, ...writes, ...seal, ...commitLevelSql(batch), 'COMMIT'],
     outcomes,
     heads,
     mark: batchMark(appended, firstEvidence),

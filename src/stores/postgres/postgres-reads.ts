@@ -131,6 +131,7 @@ export function postgresReads(context: PostgresContext) {
       return result.rows.map((row) => decodeEvent(row.event, row, where));
     },
 
+    /** The head, made durable first: the statement is a no-op update (decision 124). */
     async ledgerHead(tenant: string): Promise<LedgerHead | undefined> {
       const result = await db.query<{ sequence: string; hash: string }>(sql.ledgerHead, [tenant]);
       const row = result.rows[0];

@@ -336,7 +336,11 @@ export function parameterisedSql(q: string) {
         ORDER BY p.expires_at_ms, p.tenant, p.proposal LIMIT $7) AS l
       ORDER BY l.expires_at_ms, l.tenant, l.proposal LIMIT $7`,
     findEvent: `SELECT hash FROM ${q}.ledger_events WHERE tenant = $1 AND sequence = $2`,
-    ledgerHead: `SELECT sequence, hash FROM ${q}.ledger_heads WHERE tenant = $1 AND sequence > 0`,
+    // A no-op update, so that its synchronous COMMIT flushes the WAL up to a record written
+    // after every commit the head includes, deferred ones too: the head answered is durable
+    // (decision 124). It returns the latest head, waiting for a batch holding the row's lock.
+    ledgerHead: `UPDATE ${q}.ledger_heads SET sequence = sequence
+      WHERE tenant = $1 AND sequence > 0 RETURNING sequence, hash`,
     lastEventThrough: `SELECT sequence, hash FROM ${q}.ledger_events
       WHERE tenant = $1 AND sequence <= $2 ORDER BY sequence DESC LIMIT 1`,
     deleteEventsThrough: `DELETE FROM ${q}.ledger_events WHERE tenant = $1 AND sequence <= $2`,

@@ -184,6 +184,11 @@ export async function createPostgresStoreWithHooks(
     listProposals: (query) => read(() => reads.listProposals(query)),
     readLedger: (query) => read(() => reads.readLedger(query)),
     ledgerHead: (tenant) => read(() => reads.ledgerHead(tenant)),
+    // Reading the head flushes the WAL past it (a no-op update, decision 124).
+    sync: (tenant) =>
+      read(async () => {
+        await reads.ledgerHead(tenant);
+      }),
     truncateLedger: (tenant, throughSequence) =>
       read(() => truncatePostgresLedger(context, tenant, throughSequence)),
     ledgerCheckpoint: (tenant) => read(() => reads.ledgerCheckpoint(tenant)),

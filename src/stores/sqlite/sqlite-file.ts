@@ -15,6 +15,7 @@ import {
   rmSync,
   statSync,
 } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { corruptedFile, translateError } from './sqlite-errors.js';
@@ -91,6 +92,26 @@ function createFresh(path: string, busyTimeoutMs: number): void {
 export function truncateWal(db: Database.Database): boolean {
   const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
   return result?.busy === 0;
+}
+
+/**
+ * Syncs the WAL file to stable storage, so every commit whose frames are in it — deferred ones
+ * included, this process's or another's — survives a power loss (decision 124). A missing WAL
+ * means a checkpoint moved every frame into the database file and synced it: nothing to do.
+ */
+export async function syncWal(path: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(`${path}-wal`, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

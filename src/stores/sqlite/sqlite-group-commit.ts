@@ -1,7 +1,9 @@
 /**
  * Group commit for the SQLite store (decision 020): the commits that arrive in the same tick
  * share one immediate transaction and one fsync, each inside its own savepoint; callers are
- * settled only after the outer COMMIT succeeded.
+ * settled only after the outer COMMIT succeeded. A batch whose every commit is `deferred` runs
+ * with `synchronous = NORMAL` (no fsync of its own; the next synced batch's fsync of the WAL
+ * covers it, decision 124).
  */
 import type Database from 'better-sqlite3';
 import type { StoreCommit, StoreCommitResult } from '../../core/store.js';
@@ -23,6 +25,11 @@ type Settled =
 export interface SqliteCommitQueue {
   /** Queues a commit; settles after the batch holding it committed (or failed). */
   enqueue(write: StoreCommit): Promise<StoreCommitResult>;
+  /**
+   * Puts the connection back at the configured `synchronous` level, for a write made outside
+   * the queue (truncation). Throws SQLite's error if it cannot.
+   */
+  useConfiguredLevel(): void;
   /** Resolves once nothing is queued or flushing (for `close`). */
   drained(): Promise<void>;
   /**
@@ -37,6 +44,7 @@ export function createSqliteCommitQueue(
   db: Database.Database,
   context: SqliteCommitContext,
   path: string,
+  synchronous: 'full' | 'normal',
 ): SqliteCommitQueue {
   const { statements } = context;
   let queue: PendingCommit[] = [];
@@ -46,6 +54,22 @@ export function createSqliteCommitQueue(
   let erasedInBatch = false;
   /** A snapshot was erased and the WAL may still hold its old page. */
   let scrubDue = false;
+  /**
+   * The connection's `synchronous` level. A batch whose every commit is deferred (in a store
+   * configured FULL) runs at NORMAL: in WAL mode the frames are still written before COMMIT
+   * returns, so the batch survives a crash of the process; only its fsync is left to the next
+   * synced batch (or to `ledgerHead`'s sync of the WAL). Anything else writes at the
+   * configured level, switched back to before it runs (`useLevel` throws if it cannot be).
+   */
+  let level = synchronous;
+  const useLevel = (wanted: 'full' | 'normal'): void => {
+    if (wanted === level) return;
+    // Not a prepared statement: SQLite applies a PRAGMA's setting when it compiles it.
+    db.exec(wanted === 'full' ? 'PRAGMA synchronous = FULL' : 'PRAGMA synchronous = NORMAL');
+    level = wanted;
+  };
+  const levelFor = (batch: readonly PendingCommit[]): 'full' | 'normal' =>
+    batch.every((pending) => pending.write.durability === 'deferred') ? 'normal' : synchronous;
 
   /** Truncates the WAL if an erasure left old pages in it; never fails a caller. */
   const scrub = (): boolean => {
@@ -120,6 +144,7 @@ export function createSqliteCommitQueue(
     batch: readonly PendingCommit[],
   ): { settled: Settled[] } | { failed: unknown } => {
     try {
+      useLevel(levelFor(batch));
       statements.begin.run();
     } catch (error) {
       return { failed: error };
@@ -169,6 +194,9 @@ export function createSqliteCommitQueue(
           setImmediate(flush);
         }
       });
+    },
+    useConfiguredLevel() {
+      useLevel(synchronous);
     },
     scrub(force) {
       if (force) scrubDue = true;

@@ -18,10 +18,11 @@ import type {
 import { assertCommitShape } from '../../core/store-rules.js';
 import { decodeEvent, decodeEvidence } from '../store-codec.js';
 import type { ErasurePurge } from '../store-envelopes.js';
+import { StoreUnavailableError } from '../store-errors.js';
 import { checkProposalListQuery, mergeListed } from '../store-queries.js';
 import { type SqliteCommitContext, toProposal } from './sqlite-commit.js';
 import { translateError } from './sqlite-errors.js';
-import { openDatabase } from './sqlite-file.js';
+import { openDatabase, syncWal } from './sqlite-file.js';
 import { createSqliteCommitQueue } from './sqlite-group-commit.js';
 import { prepareStatements } from './sqlite-statements.js';
 
@@ -86,12 +87,27 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
   const statements = prepareStatements(db);
   const where = `SQLite database ${path}`;
   const context: SqliteCommitContext = { statements, where };
-  const queue = createSqliteCommitQueue(db, context, path);
+  const synchronous = config.synchronous ?? 'full';
+  const queue = createSqliteCommitQueue(db, context, path, synchronous);
   let closed = false;
 
   const ensureOpen = (): void => {
     if (closed) {
       throw new StoreInvariantError('store_closed', `The SQLite store for ${path} is closed`);
+    }
+  };
+
+  /** Syncs the WAL: every acknowledged commit, deferred ones included, is then durable. */
+  const sync = async (): Promise<void> => {
+    ensureOpen();
+    try {
+      await syncWal(path);
+    } catch (error) {
+      throw new StoreUnavailableError(
+        'store_io_failed',
+        `Syncing the WAL of SQLite database ${path} failed (${(error as NodeJS.ErrnoException).code ?? 'error'}), so its latest commits may not be durable yet; check the disk, then try again.`,
+        { applied: false, cause: error, data: { path } },
+      );
     }
   };
 
@@ -199,15 +215,22 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
       });
     },
 
-    ledgerHead(tenant): Promise<LedgerHead | undefined> {
-      return read(() => {
+    async ledgerHead(tenant): Promise<LedgerHead | undefined> {
+      const head = await read(() => {
         const row = statements.getHead.get(tenant);
         return row === undefined ? undefined : { sequence: row.sequence, hash: row.hash };
       });
+      // Read first, then sync: every commit the head includes has its frames in the WAL by now,
+      // deferred ones (of any process) too (decision 124).
+      await sync();
+      return head;
     },
+
+    sync: () => sync(),
 
     truncateLedger(tenant, throughSequence) {
       return read(() => {
+        queue.useConfiguredLevel();
         db.transaction(() => {
           const last = statements.lastEventThrough.get(tenant, throughSequence);
           if (last === undefined) return;
