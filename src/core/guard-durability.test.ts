@@ -8,12 +8,18 @@ import { describe, expect, it } from 'vitest';
 import {
   createHarness,
   ERASER,
+  type FakeProvider,
   type ProviderStep,
+  refundAction,
   refundArgs,
 } from '../../test/support/guard-harness.js';
 import { createMemoryStore, type GuardEvent, type GuardStore, type StoreCommit } from '../index.js';
 
 const principal = 'agent-svc';
+
+/** The harness's refund without its drift check: `run` may insert it already claimed. */
+const withoutDriftCheck = (provider: FakeProvider) =>
+  refundAction(provider, { resolve: undefined } as never);
 
 /** A memory store that records each commit's durability by event type, and each sync. */
 function recordingStore() {
@@ -51,21 +57,37 @@ describe('durability of the guard commits', () => {
     },
   ];
   for (const { step, outcome, deferred } of cases) {
-    it(`run (${step}): the insert and the claim are synced, only the outcome is deferred`, async () => {
+    it(`run (${step}): the insert with the claim is one synced commit, only the outcome is deferred`, async () => {
       const { store, log } = recordingStore();
-      const { guard, refund, tenant, provider } = createHarness({ store });
+      const { guard, tenant, provider } = createHarness({ store });
       provider.steps = [step];
-      const result = await guard.run(refund, { tenant, input: refundArgs(), principal });
+      const result = await guard.run(withoutDriftCheck(provider), {
+        tenant,
+        input: refundArgs(),
+        principal,
+      });
       expect(result.outcome).toBe(outcome);
       const commits = log.filter((line) => line.startsWith('commit'));
-      expect(commits.slice(0, 3)).toEqual([
-        'commit contract_validated+policy_decided+idempotency_decided synced',
-        'commit commit_started synced',
+      // The insert and the claim are one synced commit (decision 124).
+      expect(commits.slice(0, 2)).toEqual([
+        'commit contract_validated+policy_decided+idempotency_decided+commit_started synced',
         deferred,
       ]);
       expect(commits.filter((line) => line.endsWith('deferred'))).toEqual([deferred]);
     });
   }
+
+  it('run of an action with a drift check: the insert and the claim stay two synced commits', async () => {
+    const { store, log } = recordingStore();
+    const { guard, refund, tenant } = createHarness({ store });
+    const result = await guard.run(refund, { tenant, input: refundArgs(), principal });
+    expect(result.outcome).toBe('verified');
+    expect(log.filter((line) => line.startsWith('commit'))).toEqual([
+      'commit contract_validated+policy_decided+idempotency_decided synced',
+      'commit commit_started synced',
+      'commit committed+verification_observed deferred',
+    ]);
+  });
 
   it('a proposal awaiting approval and its erasure stay synced', async () => {
     const { store, log } = recordingStore();

@@ -6,7 +6,7 @@
  */
 import { recordAuthority } from './guard/authority.js';
 import { compensateProposal } from './guard/compensate.js';
-import { executeProposal } from './guard/execute.js';
+import { executeProposal, insertClaimedAndRun } from './guard/execute.js';
 import { expireDue } from './guard/expiry.js';
 import { createGuardContext } from './guard/guard-context.js';
 import type { Guard, GuardCoreConfig } from './guard/guard-types.js';
@@ -57,8 +57,21 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
     read: (action, address) => readProposal(context, action, address),
     erase: (action, address) => eraseProposal(context, action, address),
     run: async (action, options) => {
-      const prepared = await prepareProposal(context, action, { ...options, mode: 'commit' });
-      if (prepared.status !== 'authorized') return prepared;
+      // An allowed fresh proposal is inserted already claimed (one commit, decision 124); the
+      // answer is then the execution's, whatever status it left.
+      let executed = false;
+      const prepared = await prepareProposal(
+        context,
+        action,
+        { ...options, mode: 'commit' },
+        undefined,
+        async (record, events) => {
+          const result = await insertClaimedAndRun(context, action, record, events);
+          executed = result !== undefined;
+          return result;
+        },
+      );
+      if (executed || prepared.status !== 'authorized') return prepared;
       return executeProposal(context, action, {
         tenant: options.tenant,
         proposal: prepared.proposal,

@@ -28,7 +28,9 @@ export function assertCommitShape(write: StoreCommit): void {
   if (write.proposal !== undefined) {
     const { record } = write.proposal;
     if (record.tenant !== write.tenant) fail('proposal tenant differs from the commit tenant');
-    if (write.proposal.kind === 'insert') {
+    if (write.proposal.kind === 'insert' && record.status === 'executing') {
+      assertClaimedInsert(write, record);
+    } else if (write.proposal.kind === 'insert') {
       if (record.revision !== 1)
         fail(`a new proposal must have revision 1, got ${record.revision}`);
       if (!INITIAL_STATUSES.has(record.status)) {
@@ -62,6 +64,27 @@ export function assertCommitShape(write: StoreCommit): void {
   }
   for (const event of write.events) {
     if (event.proposal !== null && typeof event.proposal !== 'string') fail('event proposal');
+  }
+}
+
+/**
+ * An insert already `executing` is `run`'s insert and claim in one commit (decision 124): it is
+ * revision 2 (the insert's revision 1 and the claim's move, as two commits would leave it) and
+ * must take its own effect's claim in the same commit (I1).
+ */
+function assertClaimedInsert(write: StoreCommit, record: ProposalRecord): void {
+  if (write.claim?.proposal !== record.proposal) {
+    throw new StoreInvariantError(
+      'illegal_transition',
+      'Refused store commit: a proposal cannot start in status executing unless it takes the semantic-effect claim in the same commit',
+      { data: { from: 'authorized', to: 'executing' } },
+    );
+  }
+  if (record.revision !== 2) {
+    throw new StoreInvariantError(
+      'store_commit_malformed',
+      `Refused store commit: a proposal inserted as executing must have revision 2, got ${record.revision}`,
+    );
   }
 }
 

@@ -116,7 +116,9 @@ export interface EffectClaim {
 export interface StoreCommit {
   readonly tenant: string;
   /**
-   * `insert`: a new proposal (its status must be an initial one). `update`: compare-and-set —
+   * `insert`: a new proposal (its status must be an initial one, revision 1) — or, for `run`'s
+   * insert and claim in one commit, `executing` at revision 2 with its `claim` in the same
+   * commit (decision 124). `update`: compare-and-set —
    * applies only if the stored revision and status equal the expected ones; `record.revision`
    * must be `expectedRevision + 1` and the status change must be in the transition table.
    * An update's `record.snapshot` must equal the stored one or be null (erasure), and its

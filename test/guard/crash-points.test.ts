@@ -49,7 +49,7 @@ interface Scenario {
   readonly allowResendAfterFinalAbsence?: boolean;
   /** Workers run in turn; each must die at its crash point. */
   readonly crashes: readonly {
-    readonly operation: 'execute' | 'reconcile';
+    readonly operation: 'execute' | 'reconcile' | 'run';
     readonly crash: CrashPoint;
   }[];
   /** The proposal's last ledger event after the last crash: proof of where it died. */
@@ -153,6 +153,27 @@ const scenarios: readonly Scenario[] = [
     name: 'execute, right after the deferred outcome commit returned (not yet synced): it survived the process, and reconcile keeps it',
     crashes: [{ operation: 'execute', crash: { kind: 'after_commit_of', eventType: 'committed' } }],
     lastEventAfterCrash: 'verification_observed',
+    writesAfterCrash: 1,
+    recovery: ['reconcile'],
+    finalStatus: 'verified',
+    finalReason: 'provider_confirmed',
+    writes: 1,
+  },
+  {
+    // Decision 124: `run` inserts the allowed proposal already claimed, in one commit.
+    name: 'run, right after the insert and claim commit, before the provider call: verification finds no write and, without declared resends, ends verification_unresolved with no write',
+    crashes: [{ operation: 'run', crash: { kind: 'hook', hook: 'beforeProviderCall' } }],
+    lastEventAfterCrash: 'commit_started',
+    writesAfterCrash: 0,
+    recovery: ['reconcile', 'resumeVerification'],
+    finalStatus: 'verification_unresolved',
+    finalReason: 'absent_but_resend_not_declared',
+    writes: 0,
+  },
+  {
+    name: 'run, after the provider call with the deferred outcome commit in flight (never written): reconcile verifies the write without resending',
+    crashes: [{ operation: 'run', crash: { kind: 'in_flight_commit_of', eventType: 'committed' } }],
+    lastEventAfterCrash: 'commit_started',
     writesAfterCrash: 1,
     recovery: ['reconcile'],
     finalStatus: 'verified',
@@ -281,24 +302,26 @@ for (const target of targets) {
           allowResendAfterFinalAbsence: scenario.allowResendAfterFinalAbsence ?? false,
         });
 
+        const input = { orderId, amountMinor: 500, requestId: `req-${index}` };
         let store = await target.reopen(storeConfig);
-        const prepared = await createGuard({
-          store,
-          keyRing,
-          clock: createManualClock(START_MS),
-        }).prepare(action, {
-          tenant,
-          principal: 'agent:planner',
-          input: { orderId, amountMinor: 500, requestId: `req-${index}` },
-        });
-        expect(prepared.status).toBe('authorized');
+        // A `run` scenario's worker prepares the proposal itself.
+        const runs = scenario.crashes[0]?.operation === 'run';
+        const prepared = runs
+          ? undefined
+          : await createGuard({
+              store,
+              keyRing,
+              clock: createManualClock(START_MS),
+            }).prepare(action, { tenant, principal: 'agent:planner', input });
+        if (prepared !== undefined) expect(prepared.status).toBe('authorized');
         await store.close();
 
         for (const [stage, { operation, crash }] of scenario.crashes.entries()) {
           const signal = await runCrashWorker({
             store: storeConfig,
             tenant,
-            proposal: prepared.proposal,
+            proposal: prepared?.proposal ?? '',
+            input,
             endpointUrl: endpoint.url,
             nowMs: START_MS + stage * STEP_MS,
             executionLeaseMs: LEASE_MS,
@@ -315,21 +338,32 @@ for (const target of targets) {
         try {
           const clock = createManualClock(START_MS + scenario.crashes.length * STEP_MS);
           const guard = createGuard({ store, keyRing, clock });
-          const address = { tenant, proposal: prepared.proposal };
+          const proposal = prepared?.proposal ?? (await store.readLedger({ tenant }))[0]?.proposal;
+          if (typeof proposal !== 'string') throw new Error('the worker stored no proposal');
+          const address = { tenant, proposal };
           const before = await store.readLedger(address);
           expect(before.at(-1)?.type).toBe(scenario.lastEventAfterCrash);
+          if (runs) {
+            // Inserted already claimed: commit_started is sealed with the insert's events.
+            expect(before.slice(0, 4).map((event) => event.type)).toEqual([
+              'contract_validated',
+              'policy_decided',
+              'idempotency_decided',
+              'commit_started',
+            ]);
+          }
 
           let result: GuardResult | undefined;
           for (const step of scenario.recovery) result = await guard[step](action, address);
           expect(result).toMatchObject({
-            proposal: prepared.proposal,
+            proposal,
             status: scenario.finalStatus,
             reasonCode: scenario.finalReason,
           });
 
           const writes = endpoint.writesFor(orderId);
           expect(writes).toHaveLength(scenario.writes);
-          const record = await store.getProposal(tenant, prepared.proposal);
+          const record = await store.getProposal(tenant, proposal);
           expect(record?.status).toBe(scenario.finalStatus);
           const ledger = await store.readLedger(address);
           const started = ledger.filter((event) => event.type === 'commit_started');

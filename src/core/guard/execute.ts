@@ -6,12 +6,14 @@
 import type { ActionDefinition, ActionInput } from '../action.js';
 import type { JsonValue } from '../canonical-json.js';
 import { ConfigurationError, SideguardError, StoreInvariantError } from '../errors.js';
+import type { LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
 import { recordExecution } from './execution-outcome.js';
 import { expire } from './expiry.js';
 import {
   after,
+  commit,
   draft,
   type GuardContext,
   iso,
@@ -115,9 +117,7 @@ async function checkStillExecutable(
       ? await context.store.listEvidence(record.tenant, record.proposal)
       : [];
   const now = context.broken('check_time_before_store_reads') ? before : context.clock.now();
-  if (now >= record.expiresAtMs && !context.broken('expiry_not_checked')) {
-    return done(await expire(context, action, record));
-  }
+  if (expiredAt(context, record, now)) return done(await expire(context, action, record));
   return (
     (await checkAuthorityInForce(context, action, record, evidence, now)) ?? {
       kind: 'executable',
@@ -125,6 +125,10 @@ async function checkStillExecutable(
     }
   );
 }
+
+/** Whether the proposal's time to live is over at `now`. */
+const expiredAt = (context: GuardContext, record: ProposalRecord, now: number): boolean =>
+  now >= record.expiresAtMs && !context.broken('expiry_not_checked');
 
 /** For a proposal that needed approval: the tally must still be satisfied now (I2, I9). */
 async function checkAuthorityInForce(
@@ -225,6 +229,86 @@ async function checkDrift<A extends ActionDefinition>(
   return done(resultOf(next, 'stale', { freshProposal: fresh.proposal }));
 }
 
+/**
+ * The move to `executing` at `now`: the claimed record under a fresh lease, the effect claim and
+ * the `commit_started` draft that must land in one commit (I1, I3).
+ */
+function claimOf<A extends ActionDefinition>(
+  context: GuardContext,
+  action: A,
+  record: ProposalRecord,
+  opened: { readonly input: ActionInput<A>; readonly facts: JsonValue },
+  now: number,
+) {
+  const lease = grantLease(context, action, now);
+  const claimed = successor(context, record, { status: 'executing', lease, reasonCode: null });
+  const started = draft(
+    context,
+    'commit_started',
+    record.proposal,
+    action.typeName,
+    {
+      providerIdempotencyKey: providerKeyOf(record),
+      resendGeneration: record.resendGeneration,
+      leaseExpiresAt: iso(lease.expiresAtMs),
+      // What is about to be executed, so the judge can check it is what was proposed (I9).
+      inputCommitment: commitmentData(
+        executedCommitment(context, record, opened.input, opened.facts),
+      ),
+    },
+    after(claimed),
+  );
+  const claim = {
+    effectScope: claimedScope(context, record),
+    proposal: record.proposal,
+    atMs: now,
+  };
+  return { claimed, claim, started };
+}
+
+/**
+ * `run`'s insert and claim in one commit (decision 124): a fresh proposal the policy allowed
+ * (no approval, no drift check) is inserted already `executing` — its insert events, then
+ * `commit_started` — and executed. The checks `execute` makes before claiming hold for it: it
+ * is authorized, needs no authority, and its time to live is checked at the claim's `now`.
+ * Undefined when it cannot be done that way (expired, or the commit refused: the effect is
+ * claimed, the id exists): the caller then inserts it as `prepare` does and executes it, so
+ * the outcome is what two commits would give.
+ */
+export async function insertClaimedAndRun(
+  context: GuardContext,
+  action: ActionDefinition,
+  record: ProposalRecord,
+  insertEvents: readonly LedgerEventDraft[],
+): Promise<GuardResult | undefined> {
+  if (
+    record.status !== 'authorized' ||
+    record.policy.decision !== 'allow' ||
+    record.supersedes !== null ||
+    action.config.resolve !== undefined
+  ) {
+    return undefined;
+  }
+  const now = context.clock.now();
+  if (expiredAt(context, record, now)) return undefined;
+  const { input, facts } = openSnapshot(context, action, record);
+  const { claimed, claim, started } = claimOf(context, action, record, { input, facts }, now);
+  const written = await commit(context, {
+    tenant: record.tenant,
+    proposal: { kind: 'insert', record: claimed },
+    claim,
+    events: [...insertEvents, started],
+  });
+  if (written.kind !== 'committed') return undefined;
+  return recordExecution(
+    context,
+    action,
+    claimed,
+    input,
+    await runExecutor(context, action, claimed, input),
+  );
+}
+
 /** Takes the effect claim with the move to `executing` (one commit), then runs the executor. */
 async function claimAndRun<A extends ActionDefinition>(
   context: GuardContext,
@@ -234,30 +318,8 @@ async function claimAndRun<A extends ActionDefinition>(
   now: number,
 ): Promise<Step> {
   const { input } = opened;
-  const lease = grantLease(context, action, now);
-  const claimed = successor(context, record, { status: 'executing', lease, reasonCode: null });
-  const providerIdempotencyKey = providerKeyOf(record);
-  const written = await update(context, record, claimed, {
-    claim: { effectScope: claimedScope(context, record), proposal: record.proposal, atMs: now },
-    events: [
-      draft(
-        context,
-        'commit_started',
-        record.proposal,
-        action.typeName,
-        {
-          providerIdempotencyKey,
-          resendGeneration: record.resendGeneration,
-          leaseExpiresAt: iso(lease.expiresAtMs),
-          // What is about to be executed, so the judge can check it is what was proposed (I9).
-          inputCommitment: commitmentData(
-            executedCommitment(context, record, opened.input, opened.facts),
-          ),
-        },
-        after(claimed),
-      ),
-    ],
-  });
+  const { claimed, claim, started } = claimOf(context, action, record, opened, now);
+  const written = await update(context, record, claimed, { claim, events: [started] });
   if (written.kind === 'revision_conflict') return { kind: 'retry', current: written.current };
   if (written.kind === 'effect_claimed') {
     return done(await supersedeByOwner(context, action, record, written.owner));

@@ -57,6 +57,16 @@ export interface SupersedeLink {
   readonly proposal: string;
 }
 
+/**
+ * `run`'s way to insert an authorized proposal already claimed and execute it (decision 124):
+ * given the record and its insert events, the execution's answer, or undefined to insert it as
+ * `prepare` does.
+ */
+export type ClaimAtInsert = (
+  record: ProposalRecord,
+  events: readonly LedgerEventDraft[],
+) => Promise<GuardResult | undefined>;
+
 /** Who proposes what, checked. */
 interface Proposing {
   readonly tenant: string;
@@ -292,6 +302,7 @@ export async function prepareProposal(
   action: ActionDefinition,
   options: PrepareOptions,
   link?: SupersedeLink,
+  claimAtInsert?: ClaimAtInsert,
 ): Promise<GuardResult> {
   checkAction(action);
   const mode = options.mode ?? 'commit';
@@ -335,12 +346,19 @@ export async function prepareProposal(
     return recordDryRun(context, who, valid, verdict, prediction);
   }
   if (existing !== undefined) return replayExisting(context, who, existing, semanticEffectKey);
-  return insertProposal(context, who, valid, verdict, {
-    semanticEffectKey,
-    effectScope,
-    initialStatus,
-    supersedes: link?.supersedes ?? null,
-  });
+  return insertProposal(
+    context,
+    who,
+    valid,
+    verdict,
+    {
+      semanticEffectKey,
+      effectScope,
+      initialStatus,
+      supersedes: link?.supersedes ?? null,
+    },
+    link === undefined ? claimAtInsert : undefined,
+  );
 }
 
 async function recordDryRun(
@@ -411,6 +429,7 @@ async function insertProposal(
     readonly initialStatus: ProposalStatus;
     readonly supersedes: string | null;
   },
+  claimAtInsert: ClaimAtInsert | undefined,
 ): Promise<GuardResult> {
   const { action, tenant, proposal } = who;
   const now = context.clock.now();
@@ -480,6 +499,10 @@ async function insertProposal(
       after(record),
     ),
   ];
+  if (claimAtInsert !== undefined && record.status === 'authorized') {
+    const ran = await claimAtInsert(record, events);
+    if (ran !== undefined) return ran;
+  }
   const written = await commit(context, { tenant, proposal: { kind: 'insert', record }, events });
   if (written.kind !== 'committed') {
     throw new StoreInvariantError(

@@ -5,6 +5,7 @@
  * cases assert with `node:assert`.
  */
 import type { GuardStore } from '../../core/store.js';
+import { registerClaimedInsertCases } from './claimed-insert-cases.js';
 import { registerConcurrencyCases } from './concurrency-cases.js';
 import type { ConformanceTest } from './conformance-fixtures.js';
 import { registerDurabilityCases } from './durability-cases.js';
@@ -97,6 +98,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
   const groups: readonly (readonly [string, (test: ConformanceTest) => void])[] = [
     ['proposals', registerProposalCases],
     ['effect claims', registerEffectClaimCases],
+    ['insert and claim in one commit', registerClaimedInsertCases],
     ['authority evidence', registerEvidenceCases],
     ['concurrency', registerConcurrencyCases],
     ['sealed snapshots and outputs', registerEnvelopeCases],

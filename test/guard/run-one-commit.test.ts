@@ -1,0 +1,122 @@
+/**
+ * `run`'s insert and claim in one commit (decision 124): the ledger reads as before (insert
+ * events, then `commit_started` at revision 2), and when the combined commit cannot be made — the
+ * effect claimed by a racing proposal — `run` falls back to the insert-then-claim path: a storm
+ * of 64 callers on one effect still makes one execution and gives every caller a definite answer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryStore, type GuardStore, type StoreCommit } from '../../src/index.js';
+import { createSqliteStore } from '../../src/stores/sqlite/index.js';
+import {
+  createHarness,
+  type FakeProvider,
+  refundAction,
+  refundArgs,
+} from '../support/guard-harness.js';
+
+const principal = 'agent-svc';
+
+/** The harness's refund without its drift check: `run` may insert it already claimed. */
+const direct = (provider: FakeProvider) => refundAction(provider, { resolve: undefined } as never);
+
+/** `store` with every commit's event types recorded, one line per commit. */
+function counted(store: GuardStore) {
+  const commits: string[] = [];
+  const commit = (write: StoreCommit) => {
+    commits.push(write.events.map((event) => event.type).join('+'));
+    return store.commit(write);
+  };
+  return {
+    store: new Proxy(store, {
+      get: (target, key) => (key === 'commit' ? commit : Reflect.get(target, key)),
+    }),
+    commits,
+  };
+}
+const directory = mkdtempSync(join(tmpdir(), 'sideguard-run-one-commit-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+const stores: readonly [string, () => GuardStore][] = [
+  ['memory', () => createMemoryStore()],
+  ['SQLite', () => createSqliteStore({ path: join(directory, `${Math.random()}.db`) })],
+];
+
+describe.each(stores)('run in one commit on the %s store', (_name, open) => {
+  it('inserts the allowed proposal already claimed: the same events and revisions as two commits', async () => {
+    const { store, commits } = counted(open());
+    const { guard, tenant, provider } = createHarness({ store });
+    const result = await guard.run(direct(provider), { tenant, input: refundArgs(), principal });
+    expect(result).toMatchObject({ outcome: 'verified', status: 'verified', revision: 3 });
+    expect(provider.calls.execute).toBe(1);
+    expect(commits).toEqual([
+      'contract_validated+policy_decided+idempotency_decided+commit_started',
+      'committed+verification_observed',
+    ]);
+    const ledger = await store.readLedger({ tenant, proposal: result.proposal });
+    expect(ledger.map((event) => [event.type, event.status, event.revision])).toEqual([
+      ['contract_validated', null, null],
+      ['policy_decided', null, null],
+      ['idempotency_decided', 'authorized', 1],
+      ['commit_started', 'executing', 2],
+      ['committed', null, null],
+      ['verification_observed', 'verified', 3],
+    ]);
+    expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+    await store.close();
+  });
+
+  it('64 concurrent runs of one effect: one execution, every caller verified or replayed', async () => {
+    const store = open();
+    const { guard, tenant, provider } = createHarness({ store });
+    const refund = direct(provider);
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, index) =>
+        guard.run(refund, { tenant, input: refundArgs({ requestId: `req-${index}` }), principal }),
+      ),
+    );
+    expect(provider.calls.execute).toBe(1);
+    expect(provider.writes.size).toBe(1);
+    const executed = results.filter((result) => result.outcome === 'verified');
+    expect(executed).toHaveLength(1);
+    // A caller answered while the owner still executes is replayed with the owner's status.
+    for (const result of results) {
+      expect(['verified', 'replayed']).toContain(result.outcome);
+      expect(result.proposal).toBe(executed[0]?.proposal);
+    }
+    const ledger = await store.readLedger({ tenant });
+    expect(ledger.filter((event) => event.type === 'commit_started')).toHaveLength(1);
+    // Every other caller either found the owner while preparing, or lost the combined commit
+    // to it and was superseded on the insert-then-claim path.
+    const superseded = ledger.filter((event) => event.type === 'superseded').length;
+    const resolved = ledger.filter((event) => event.type === 'retry_resolved').length;
+    expect(superseded + resolved).toBe(63);
+    expect(superseded).toBeGreaterThan(0);
+    expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+    await store.close();
+  });
+
+  it("a run while the effect's owner executes is answered with the owner, and nothing runs twice", async () => {
+    const store = open();
+    const { guard, tenant, provider } = createHarness({ store });
+    const refund = direct(provider);
+    provider.steps = ['hang_after_write'];
+    const first = guard.run(refund, { tenant, input: refundArgs(), principal });
+    // Let the first run claim and reach the provider.
+    while (provider.waiting.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const second = await guard.run(refund, {
+      tenant,
+      input: refundArgs({ requestId: 'req-2' }),
+      principal,
+    });
+    expect(second.outcome).toBe('replayed');
+    provider.release();
+    const answered = await first;
+    expect(answered.outcome).toBe('verified');
+    expect(second.proposal).toBe(answered.proposal);
+    expect(provider.calls.execute).toBe(1);
+    await store.close();
+  });
+});
