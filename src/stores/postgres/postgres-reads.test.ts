@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL store's reads as prepared statements (decision 120): the same answers with
  * `preparedStatements` on and off, and a connection replaced after its backend was terminated
- * prepares them again.
+ * prepares them again; the durable head read (decision 124) writes no row.
  */
 
 import type pg from 'pg';
@@ -77,6 +77,40 @@ describe.skipIf(url === undefined)('PostgreSQL prepared reads', () => {
     } finally {
       await prepared.close();
       await unnamed.close();
+    }
+  });
+
+  it('answers a durable head without writing the head row or taking its lock', async () => {
+    const store = await createPostgresStore({ connectionString: url as string, schema: run.schema });
+    try {
+      const tenant = 'tenant-durable-head';
+      expect(await store.ledgerHead(tenant)).toBeUndefined();
+      await seed(store, record(tenant, 'p-1'));
+      const version = async () =>
+        (
+          await admin.query<{ xmin: string; sequence: string }>(
+            `SELECT xmin::text, sequence::text FROM "${run.schema}".ledger_heads WHERE tenant = $1`,
+            [tenant],
+          )
+        ).rows[0];
+      const before = await version();
+      // A batch holding the head's lock must not stop the read: hold it from another session.
+      await admin.query('BEGIN');
+      await admin.query(
+        `SELECT 1 FROM "${run.schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`,
+        [tenant],
+      );
+      let head: Awaited<ReturnType<GuardStore['ledgerHead']>>;
+      try {
+        head = await store.ledgerHead(tenant);
+      } finally {
+        await admin.query('ROLLBACK');
+      }
+      expect(head).toMatchObject({ sequence: Number(before?.sequence) });
+      // The same row version: nothing was written (a no-op UPDATE would leave a new xmin).
+      expect(await version()).toStrictEqual(before);
+    } finally {
+      await store.close();
     }
   });
 });

@@ -131,11 +131,16 @@ export function postgresReads(context: PostgresContext) {
       return result.rows.map((row) => decodeEvent(row.event, row, where));
     },
 
-    /** The head, made durable first: the statement is a no-op update (decision 124). */
+    /** The head, made durable first: the statement's commit flushes the WAL (decision 124). */
     async ledgerHead(tenant: string): Promise<LedgerHead | undefined> {
-      const result = await db.query<{ sequence: string; hash: string }>(sql.ledgerHead, [tenant]);
+      const result = await db.query<{ sequence: string | null; hash: string | null }>(
+        sql.ledgerHead,
+        [tenant],
+      );
       const row = result.rows[0];
-      return row === undefined ? undefined : { sequence: Number(row.sequence), hash: row.hash };
+      return row?.sequence == null || row.hash == null
+        ? undefined
+        : { sequence: Number(row.sequence), hash: row.hash };
     },
 
     async ledgerCheckpoint(tenant: string): Promise<LedgerHead | undefined> {

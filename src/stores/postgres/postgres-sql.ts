@@ -336,11 +336,13 @@ export function parameterisedSql(q: string) {
         ORDER BY p.expires_at_ms, p.tenant, p.proposal LIMIT $7) AS l
       ORDER BY l.expires_at_ms, l.tenant, l.proposal LIMIT $7`,
     findEvent: `SELECT hash FROM ${q}.ledger_events WHERE tenant = $1 AND sequence = $2`,
-    // A no-op update, so that its synchronous COMMIT flushes the WAL up to a record written
-    // after every commit the head includes, deferred ones too: the head answered is durable
-    // (decision 124). It returns the latest head, waiting for a batch holding the row's lock.
-    ledgerHead: `UPDATE ${q}.ledger_heads SET sequence = sequence
-      WHERE tenant = $1 AND sequence > 0 RETURNING sequence, hash`,
+    // The statement takes a transaction id, so its synchronous COMMIT writes a commit record
+    // after every commit the head includes (deferred ones too) and flushes the WAL up to it: the
+    // head answered is durable (decision 124). It writes no row, so it needs no write rights
+    // and never waits for a batch holding the head's lock. One row always (the id is taken
+    // even for an empty chain); `sequence` is null when the tenant has no head.
+    ledgerHead: `SELECT h.sequence, h.hash FROM (SELECT txid_current()) AS flush
+      LEFT JOIN ${q}.ledger_heads h ON h.tenant = $1 AND h.sequence > 0`,
     lastEventThrough: `SELECT sequence, hash FROM ${q}.ledger_events
       WHERE tenant = $1 AND sequence <= $2 ORDER BY sequence DESC LIMIT 1`,
     deleteEventsThrough: `DELETE FROM ${q}.ledger_events WHERE tenant = $1 AND sequence <= $2`,

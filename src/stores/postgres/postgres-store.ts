@@ -184,7 +184,7 @@ export async function createPostgresStoreWithHooks(
     listProposals: (query) => read(() => reads.listProposals(query)),
     readLedger: (query) => read(() => reads.readLedger(query)),
     ledgerHead: (tenant) => read(() => reads.ledgerHead(tenant)),
-    // Reading the head flushes the WAL past it (a no-op update, decision 124).
+    // Reading the head flushes the WAL past it (its commit takes a transaction id, decision 124).
     sync: (tenant) =>
       read(async () => {
         await reads.ledgerHead(tenant);
