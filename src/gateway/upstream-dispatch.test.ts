@@ -74,6 +74,28 @@ describe('streamedHandler', () => {
     expect(ended()).toBe(true);
   });
 
+  it('pauses the upstream at relay when the sink cannot take the early body yet', () => {
+    const { handler, controller, state, opened } = drive();
+    handler.onResponseStart?.(controller, 200, {}, 'OK');
+    handler.onResponseData?.(controller, Buffer.from('first'));
+    expect(state.paused).toBe(false);
+    const reply = opened();
+    if (reply?.kind !== 'streamed') throw new Error('no streamed reply');
+    const chunks: Buffer[] = [];
+    reply.relay({
+      data(chunk) {
+        chunks.push(chunk);
+        return false;
+      },
+      end() {},
+      error() {},
+    });
+    expect(state.paused).toBe(true);
+    reply.resume();
+    expect(state.paused).toBe(false);
+    expect(Buffer.concat(chunks).toString()).toBe('first');
+  });
+
   it('pauses the upstream once the unrelayed body reaches the bound, and resumes on relay', () => {
     const { handler, controller, state, opened } = drive();
     handler.onResponseStart?.(controller, 200, {}, 'OK');

@@ -153,7 +153,10 @@ export function streamedHandler(opened: (reply: OpenedReply) => void): Dispatche
       let flowing = true;
       for (const chunk of queued) flowing = target.data(chunk) && flowing;
       finish();
-      if (flowing && !finished) controller?.resume();
+      if (finished) return;
+      // Read on only while the sink keeps up (it calls `resume` once it drained).
+      if (flowing) controller?.resume();
+      else controller?.pause();
     },
     resume: () => controller?.resume(),
     abort() {
