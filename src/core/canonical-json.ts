@@ -68,16 +68,14 @@ export function canonicalizeMembers(keys: readonly string[], values: readonly un
   const outer = deepest;
   deepest = 1;
   try {
-    const parts = ['{'];
+    let text = '{';
     for (let index = 0; index < keys.length; index += 1) {
       const key = keys[index]!;
       const item = values[index];
       if (item === undefined) continue;
-      parts.push(parts.length === 1 ? `"${key}":` : `,"${key}":`);
-      encodeValue(item, { parent: undefined, key }, 1, [], parts);
+      text += `${text.length === 1 ? '' : ','}"${key}":${encodeValue(item, undefined, key, 1, [])}`;
     }
-    parts.push('}');
-    return parts.join('');
+    return `${text}}`;
   } finally {
     deepest = outer;
   }
@@ -112,28 +110,28 @@ export class CanonicalText {
   get text(): string {
     return this.#text;
   }
-  /** Writes the text at `depth` (the depth its root would have), or the value when too deep. */
+  /**
+   * The text to write at `depth` (the depth its root would have), or the value encoded there
+   * when that is too deep; undefined when `fragment` is not a CanonicalText.
+   */
   static embed(
     fragment: object,
     path: Path,
     depth: number,
     ancestors: object[],
-    parts: string[],
-  ): boolean {
-    if (!(#text in fragment)) return false;
+  ): string | undefined {
+    if (!(#text in fragment)) return undefined;
     const nesting = depth - 1 + fragment.#depth;
     if (nesting > CANONICAL_JSON_MAX_DEPTH) {
       // Encoded whole, the value fails exactly where it would have failed without the shortcut.
-      encodeValue(fragment.#value, path, depth - 1, ancestors, parts);
-      return true;
+      return encodeValue(fragment.#value, path?.parent, path?.key, depth - 1, ancestors);
     }
     if (nesting > deepest) deepest = nesting;
-    parts.push(fragment.#text);
-    return true;
+    return fragment.#text;
   }
 }
 
-/** Encodes `value` once, for embedding in larger payloads; same rules and errors as `canonicalize`. */
+/** Encodes a value once, for embedding in larger payloads; same rules and errors as `canonicalize`. */
 export const encodeCanonical = (value: unknown): CanonicalText => new CanonicalText(value);
 
 /** The deepest container nesting the running (synchronous) encode has reached. */
@@ -144,9 +142,8 @@ function encodeRoot(value: unknown): { readonly text: string; readonly depth: nu
   const outer = deepest;
   deepest = 0;
   try {
-    const parts: string[] = [];
-    encodeValue(value, undefined, 0, [], parts);
-    return { text: parts.join(''), depth: deepest };
+    const text = encodeValue(value, undefined, undefined, 0, []);
+    return { text, depth: deepest };
   } finally {
     deepest = outer;
   }
@@ -156,55 +153,55 @@ function encodeRoot(value: unknown): { readonly text: string; readonly depth: nu
 // lone (unpaired) surrogates match.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
+/** Where a member sits: its container's path and its key (undefined for the root). */
+type Key = string | number | undefined;
+
+/**
+ * The path of the member `key` of the container at `at`. Built only where it is needed (a
+ * container's children, an error), never for every scalar.
+ */
+const pathOf = (at: Path, key: Key): Path => (key === undefined ? at : { parent: at, key });
+
+/** Encodes the member `key` of the container at `at` (`key` undefined: the root itself). */
 function encodeValue(
   value: unknown,
-  path: Path,
+  at: Path,
+  key: Key,
   depth: number,
   ancestors: object[],
-  parts: string[],
-): void {
+): string {
   switch (typeof value) {
     case 'string':
-      parts.push(encodeString(value, path));
-      return;
+      return PLAIN_ASCII.test(value) ? `"${value}"` : encodeString(value, at, key);
     case 'number':
-      parts.push(encodeNumber(value, path));
-      return;
+      // String(-0) is "0", which is exactly the canonical form of negative zero.
+      return Number.isSafeInteger(value) ? String(value) : rejectNumber(value, pathOf(at, key));
     case 'boolean':
-      parts.push(value ? 'true' : 'false');
-      return;
+      return value ? 'true' : 'false';
     case 'object':
-      if (value === null) {
-        parts.push('null');
-        return;
-      }
-      encodeContainer(value, path, depth + 1, ancestors, parts);
-      return;
+      if (value === null) return 'null';
+      return encodeContainer(value, pathOf(at, key), depth + 1, ancestors);
     case 'bigint':
       throw invalid(
-        path,
+        pathOf(at, key),
         'unsupported_type',
         'a bigint is not supported (send it as a decimal string or a safe integer)',
       );
     default:
-      throw invalid(path, 'unsupported_type', `a value of type ${typeof value} is not JSON`);
+      throw invalid(
+        pathOf(at, key),
+        'unsupported_type',
+        `a value of type ${typeof value} is not JSON`,
+      );
   }
 }
 
-function encodeContainer(
-  value: object,
-  path: Path,
-  depth: number,
-  ancestors: object[],
-  parts: string[],
-): void {
+function encodeContainer(value: object, path: Path, depth: number, ancestors: object[]): string {
   const prototype: unknown = Object.getPrototypeOf(value);
   // Text encoded before: written as it is, or as its value where that would be too deep.
-  if (
-    prototype === CanonicalText.prototype &&
-    CanonicalText.embed(value, path, depth, ancestors, parts)
-  ) {
-    return;
+  if (prototype === CanonicalText.prototype) {
+    const text = CanonicalText.embed(value, path, depth, ancestors);
+    if (text !== undefined) return text;
   }
   if (ancestors.includes(value)) {
     throw invalid(path, 'cycle', 'the value contains itself (a cycle)');
@@ -219,15 +216,15 @@ function encodeContainer(
   }
   if (Array.isArray(value) && prototype === Array.prototype) {
     ancestors.push(value);
-    encodeArray(value, path, depth, ancestors, parts);
+    const text = encodeArray(value, path, depth, ancestors);
     ancestors.pop();
-    return;
+    return text;
   }
   if (prototype === Object.prototype || prototype === null) {
     ancestors.push(value);
-    encodeObject(value as Record<string, unknown>, path, depth, ancestors, parts);
+    const text = encodeObject(value as Record<string, unknown>, path, depth, ancestors);
     ancestors.pop();
-    return;
+    return text;
   }
   throw invalid(
     path,
@@ -241,23 +238,21 @@ function encodeArray(
   path: Path,
   depth: number,
   ancestors: object[],
-  parts: string[],
-): void {
-  parts.push('[');
+): string {
+  let text = '[';
   for (let index = 0; index < value.length; index += 1) {
-    const itemPath: Path = { parent: path, key: index };
     const item = value[index];
     if (item === undefined) {
       throw invalid(
-        itemPath,
+        { parent: path, key: index },
         'undefined_in_array',
         'undefined (or a hole) inside an array has no JSON form',
       );
     }
-    if (index > 0) parts.push(',');
-    encodeValue(item, itemPath, depth, ancestors, parts);
+    const encoded = encodeValue(item, path, index, depth, ancestors);
+    text += index === 0 ? encoded : `,${encoded}`;
   }
-  parts.push(']');
+  return `${text}]`;
 }
 
 function encodeObject(
@@ -265,12 +260,15 @@ function encodeObject(
   path: Path,
   depth: number,
   ancestors: object[],
-  parts: string[],
-): void {
-  if (Object.getOwnPropertySymbols(value).some((symbol) => isEnumerable(value, symbol))) {
+): string {
+  const symbols = Object.getOwnPropertySymbols(value);
+  if (symbols.length > 0 && symbols.some((symbol) => isEnumerable(value, symbol))) {
     throw invalid(path, 'unsupported_type', 'an object with symbol keys has no JSON form');
   }
-  const entries: { key: string; item: unknown }[] = [];
+  const keys: string[] = [];
+  const items: unknown[] = [];
+  // Whether the keys read so far arrived in ascending order (then no sort is needed).
+  let ascending = true;
   // Created at the first key that is not plain ASCII: until then keys are distinct as they are
   // (NFC leaves plain ASCII alone), so the common case needs no set and no normalisation.
   let seen: Set<string> | undefined;
@@ -279,10 +277,12 @@ function encodeObject(
     const item = value[rawKey];
     if (item === undefined) continue;
     if (seen === undefined && PLAIN_ASCII.test(rawKey)) {
-      entries.push({ key: rawKey, item });
+      if (ascending && keys.length > 0 && !(keys[keys.length - 1]! < rawKey)) ascending = false;
+      keys.push(rawKey);
+      items.push(item);
       continue;
     }
-    seen ??= new Set(entries.map((entry) => entry.key));
+    seen ??= new Set(keys);
     if (LONE_SURROGATE.test(rawKey)) {
       throw invalid(
         { parent: path, key: rawKey },
@@ -299,31 +299,41 @@ function encodeObject(
       );
     }
     seen.add(key);
-    entries.push({ key, item });
+    keys.push(key);
+    items.push(item);
   }
+  if (seen === undefined && ascending) {
+    // Plain ASCII keys in order: written as they come.
+    let text = '{';
+    for (let index = 0; index < keys.length; index += 1) {
+      const key = keys[index]!;
+      const encoded = encodeValue(items[index], path, key, depth, ancestors);
+      text += index === 0 ? `"${key}":${encoded}` : `,"${key}":${encoded}`;
+    }
+    return `${text}}`;
+  }
+  const order = keys.map((_, index) => index);
   // Plain ASCII keys sort the same by UTF-16 unit and by code point.
-  entries.sort(seen === undefined ? compareAsciiKeys : compareEntriesByCodePoint);
-  parts.push('{');
-  let first = true;
-  for (const { key, item } of entries) {
-    if (!first) parts.push(',');
-    first = false;
-    parts.push(seen === undefined ? `"${key}":` : `${JSON.stringify(key)}:`);
-    encodeValue(item, { parent: path, key }, depth, ancestors, parts);
+  order.sort(
+    seen === undefined
+      ? (left, right) => (keys[left]! < keys[right]! ? -1 : 1)
+      : (left, right) => compareByCodePoint(keys[left]!, keys[right]!),
+  );
+  let text = '{';
+  for (let position = 0; position < order.length; position += 1) {
+    const index = order[position]!;
+    const key = keys[index]!;
+    const name = seen === undefined ? `"${key}"` : JSON.stringify(key);
+    const encoded = encodeValue(items[index], path, key, depth, ancestors);
+    text += position === 0 ? `${name}:${encoded}` : `,${name}:${encoded}`;
   }
-  parts.push('}');
+  return `${text}}`;
 }
 
-type Entry = { readonly key: string };
-const compareAsciiKeys = (left: Entry, right: Entry): number => (left.key < right.key ? -1 : 1);
-const compareEntriesByCodePoint = (left: Entry, right: Entry): number =>
-  compareByCodePoint(left.key, right.key);
-
-function encodeString(value: string, path: Path): string {
-  if (PLAIN_ASCII.test(value)) return `"${value}"`;
+function encodeString(value: string, at: Path, key: Key): string {
   if (LONE_SURROGATE.test(value)) {
     throw invalid(
-      path,
+      pathOf(at, key),
       'lone_surrogate',
       'the string contains a lone surrogate (not well-formed Unicode)',
     );
@@ -331,7 +341,8 @@ function encodeString(value: string, path: Path): string {
   return JSON.stringify(value.normalize('NFC'));
 }
 
-function encodeNumber(value: number, path: Path): string {
+/** Throws the error of a number that is not a safe integer (the checks in this order). */
+function rejectNumber(value: number, path: Path): never {
   if (!Number.isFinite(value)) {
     throw invalid(path, 'non_finite', `${String(value)} is not a finite number`);
   }
@@ -342,15 +353,11 @@ function encodeNumber(value: number, path: Path): string {
       `${String(value)} is not a safe integer (send money as a decimal string or integer minor units)`,
     );
   }
-  if (!Number.isSafeInteger(value)) {
-    throw invalid(
-      path,
-      'unsafe_integer',
-      `${String(value)} is not a safe integer (beyond ±(2^53 - 1); send it as a decimal string)`,
-    );
-  }
-  // String(-0) is "0", which is exactly the canonical form of negative zero.
-  return String(value);
+  throw invalid(
+    path,
+    'unsafe_integer',
+    `${String(value)} is not a safe integer (beyond ±(2^53 - 1); send it as a decimal string)`,
+  );
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { canonicalBytes } from './canonical-json.js';
 import { ConfigurationError, ContractViolationError } from './errors.js';
 import type { KeyPurpose, KeyReference, KeyRing } from './key-ring.js';
@@ -161,10 +161,8 @@ export function keyedMacMatches(
 
 /** Lower-case hex SHA-256 of `bytes`; a string is hashed as its UTF-8 bytes (not normalised). */
 export function sha256Hex(bytes: Uint8Array | string): string {
-  const hash = createHash('sha256');
-  if (typeof bytes === 'string') hash.update(bytes, 'utf8');
-  else hash.update(bytes);
-  return hash.digest('hex');
+  // The one-shot form (Node ≥ 20.12): no Hash object per call; strings are hashed as UTF-8.
+  return hash('sha256', bytes, 'hex');
 }
 
 function mac(

@@ -100,7 +100,9 @@ export function sealLedgerEvents(
   const sealed: LedgerEvent[] = [];
   for (const draft of drafts) {
     sequence += 1;
-    const unsealed = {
+    // One object per event, `hash` last (the stored JSON keeps this order); the hash covers
+    // every other field and is filled in once computed.
+    const event: { -readonly [Key in keyof LedgerEvent]: LedgerEvent[Key] } = {
       tenant,
       sequence,
       previousHash,
@@ -111,10 +113,11 @@ export function sealLedgerEvents(
       status: draft.status,
       revision: draft.revision,
       data: draft.data,
+      hash: '',
     };
-    const hash = hashLedgerEvent(unsealed);
-    sealed.push({ ...unsealed, hash });
-    previousHash = hash;
+    event.hash = hashLedgerEvent(event);
+    sealed.push(event);
+    previousHash = event.hash;
   }
   return sealed;
 }

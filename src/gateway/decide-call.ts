@@ -274,10 +274,13 @@ function decideRead(
           `No recorded case answers this request on upstream "${upstream.name}"; record one with \`sideguard record\`.`,
         );
   }
+  // Written out rather than spread: this is every forwarded read's decision.
   return {
-    ...base,
     kind: 'forward',
     reason: declared ? DecisionReason.declared_read : DecisionReason.passed_read,
+    upstream: base.upstream,
+    subject: base.subject,
+    binding: base.binding,
   };
 }
 

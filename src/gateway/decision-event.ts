@@ -19,16 +19,19 @@ export interface DecisionEventInput {
   readonly proposal?: string | undefined;
   readonly outcome?: string | undefined;
   /** The HTTP status of the answer (the HTTP door). */
-  readonly status?: number;
+  readonly status?: number | undefined;
   /** A keyed digest of what a write sent (body or arguments). */
-  readonly requestDigest?: string;
+  readonly requestDigest?: string | undefined;
 }
 
 /** The event of one decision. */
 export function gatewayDecisionEvent(input: DecisionEventInput): GatewayDecisionEvent {
   const { decision } = input;
   const agent = input.identity.kind === 'agent' ? input.identity.agent : undefined;
-  return {
+  // Optional fields are assigned only when present (no spreads: this runs once per call).
+  const event: {
+    -readonly [Key in keyof GatewayDecisionEvent]: GatewayDecisionEvent[Key];
+  } = {
     v: 1,
     at: new Date(input.atMs).toISOString(),
     door: input.door,
@@ -40,10 +43,11 @@ export function gatewayDecisionEvent(input: DecisionEventInput): GatewayDecision
     binding: decision.binding?.name ?? null,
     agent: agent?.id ?? null,
     principal: agent?.principal ?? null,
-    ...(input.proposal === undefined ? {} : { proposal: input.proposal }),
-    ...(input.outcome === undefined ? {} : { outcome: input.outcome }),
-    code: input.code,
-    ...(input.status === undefined ? {} : { status: input.status }),
-    ...(input.requestDigest === undefined ? {} : { requestDigest: input.requestDigest }),
   };
+  if (input.proposal !== undefined) event.proposal = input.proposal;
+  if (input.outcome !== undefined) event.outcome = input.outcome;
+  event.code = input.code;
+  if (input.status !== undefined) event.status = input.status;
+  if (input.requestDigest !== undefined) event.requestDigest = input.requestDigest;
+  return event;
 }

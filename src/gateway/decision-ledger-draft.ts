@@ -13,9 +13,12 @@ import type { GatewayDecisionEvent } from './decision-log.js';
 export const DECISION_FIELD_MAX_LENGTH = 256;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** Any surrogate at all: a string without one is well-formed as it is (the common case). */
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 
 /** `value` with every lone surrogate replaced by U+FFFD (`String#toWellFormed`, ES2024). */
-const wellFormed = (value: string): string => value.replace(LONE_SURROGATE, '\uFFFD');
+const wellFormed = (value: string): string =>
+  ANY_SURROGATE.test(value) ? value.replace(LONE_SURROGATE, '\uFFFD') : value;
 
 /** A string as the ledger keeps it: well-formed UTF-16, cut to the limit with an ellipsis. */
 export function ledgerSafeString(value: string): string {
@@ -25,26 +28,33 @@ export function ledgerSafeString(value: string): string {
   return `${wellFormed(whole.slice(0, DECISION_FIELD_MAX_LENGTH - 1))}…`;
 }
 
+/** The event fields a draft carries, in the order they are written. */
+const DATA_FIELDS = [
+  'door',
+  'decision',
+  'reason',
+  'upstream',
+  'subject',
+  'binding',
+  'agent',
+  'principal',
+  'proposal',
+  'outcome',
+  'code',
+  'status',
+  'requestDigest',
+] as const satisfies readonly (keyof GatewayDecisionEvent)[];
+
+// Checked once, at load: a field outside the allow-list is a programming error (I8).
+for (const key of DATA_FIELDS) {
+  if (!GATEWAY_DECIDED_DATA_KEYS.has(key)) throw new TypeError(`not an allow-listed key ${key}`);
+}
+
 /** The `gateway_decided` draft of one decision. Tenant-level: `proposal` is null. */
 export function decisionLedgerDraft(event: GatewayDecisionEvent): LedgerEventDraft {
-  const fields: Record<string, string | number | null | undefined> = {
-    door: event.door,
-    decision: event.decision,
-    reason: event.reason,
-    upstream: event.upstream,
-    subject: event.subject,
-    binding: event.binding,
-    agent: event.agent,
-    principal: event.principal,
-    proposal: event.proposal,
-    outcome: event.outcome,
-    code: event.code,
-    status: event.status,
-    requestDigest: event.requestDigest,
-  };
   const data: Record<string, JsonValue> = {};
-  for (const [key, value] of Object.entries(fields)) {
-    if (!GATEWAY_DECIDED_DATA_KEYS.has(key)) throw new TypeError(`not an allow-listed key ${key}`);
+  for (const key of DATA_FIELDS) {
+    const value: string | number | null | undefined = event[key];
     if (value === undefined) continue;
     if (typeof value === 'number') {
       data[key] = Number.isSafeInteger(value) ? value : null;

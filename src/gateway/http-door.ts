@@ -248,16 +248,15 @@ function decisionEvent(
     proposal: answer.proposal,
     outcome: answer.outcome,
     status: answer.response.status,
-    ...(writes && call.body.byteLength > 0
-      ? {
-          requestDigest: keyedDigest(
+    requestDigest:
+      writes && call.body.byteLength > 0
+        ? keyedDigest(
             runtime.keyRing,
             KeyPurpose.commitment,
             runtime.keyRing.current,
             'sideguard/gateway/request-body/v1',
             Buffer.from(call.body).toString('base64'),
-          ),
-        }
-      : {}),
+          )
+        : undefined,
   });
 }

@@ -115,11 +115,19 @@ export type OpenedReply =
   | StreamedReply
   | { readonly kind: 'no_response'; readonly reason: NoResponseReason };
 
+/**
+ * How much body may arrive before `relay` is called, in bytes, before the upstream is paused. A
+ * small answer's body usually comes in the same read as its head: keeping it costs less CPU than
+ * pausing the parser (which pushes the unread bytes back onto the socket and parses them again).
+ */
+export const EARLY_BODY_LIMIT_BYTES = 64 * 1024;
+
 /** Calls `opened` once the head arrived (or failed); the body waits for `relay`. */
 export function streamedHandler(opened: (reply: OpenedReply) => void): Dispatcher.DispatchHandler {
   let controller: Controller | undefined;
   let sink: BodySink | undefined;
   let early: Buffer[] = [];
+  let earlyBytes = 0;
   let ended = false;
   let failure: NoResponseReason | undefined;
   let headSeen = false;
@@ -145,7 +153,10 @@ export function streamedHandler(opened: (reply: OpenedReply) => void): Dispatche
       let flowing = true;
       for (const chunk of queued) flowing = target.data(chunk) && flowing;
       finish();
-      if (flowing && !finished) controller?.resume();
+      if (finished) return;
+      // Read on only while the sink keeps up (it calls `resume` once it drained).
+      if (flowing) controller?.resume();
+      else controller?.pause();
     },
     resume: () => controller?.resume(),
     abort() {
@@ -159,16 +170,17 @@ export function streamedHandler(opened: (reply: OpenedReply) => void): Dispatche
     onRequestStart(started: Controller) {
       controller = started;
     },
-    onResponseStart(started: Controller, statusCode: number, raw: Headers) {
+    onResponseStart(_controller: Controller, statusCode: number, raw: Headers) {
       if (statusCode < 200) return;
       headSeen = true;
-      // Nothing reads the body until the door relays it: hold the socket meanwhile.
-      started.pause();
       opened(reply(statusCode, headerPairs(raw)));
     },
     onResponseData(started: Controller, chunk: Buffer) {
       if (sink === undefined) {
+        // Nothing reads the body until the door relays it: past the limit, hold the socket.
         early.push(chunk);
+        earlyBytes += chunk.byteLength;
+        if (earlyBytes >= EARLY_BODY_LIMIT_BYTES) started.pause();
         return;
       }
       if (!sink.data(chunk)) started.pause();

@@ -83,11 +83,22 @@ export function createUpstreamTransport(config: UpstreamTransportConfig): Upstre
   const base = new URL(config.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const pool = new Pool(base.origin, { keepAliveTimeout: 4_000, pipelining: 1 });
+  /**
+   * The caller's headers, then the upstream's own on top. Copied key by key: V8's spread of an
+   * object built per request took about a microsecond.
+   */
+  const headersOf = (raw: RawUpstreamRequest): Record<string, string> => {
+    // No prototype, so a header named `__proto__` stays a header (as with a spread).
+    const headers: Record<string, string> = Object.create(null);
+    for (const name of Object.keys(raw.headers)) headers[name] = raw.headers[name] as string;
+    for (const name of Object.keys(config.headers)) headers[name] = config.headers[name] as string;
+    return headers;
+  };
   const options = (raw: RawUpstreamRequest) => ({
     origin: base.origin,
     method: raw.method,
     path: `${basePath}${raw.path}${raw.search === '' ? '' : `?${raw.search}`}`,
-    headers: { ...raw.headers, ...config.headers },
+    headers: headersOf(raw),
     body: raw.body ?? null,
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
