@@ -81,7 +81,10 @@ describe.skipIf(url === undefined)('PostgreSQL prepared reads', () => {
   });
 
   it('answers a durable head without writing the head row or taking its lock', async () => {
-    const store = await createPostgresStore({ connectionString: url as string, schema: run.schema });
+    const store = await createPostgresStore({
+      connectionString: url as string,
+      schema: run.schema,
+    });
     try {
       const tenant = 'tenant-durable-head';
       expect(await store.ledgerHead(tenant)).toBeUndefined();
@@ -96,10 +99,9 @@ describe.skipIf(url === undefined)('PostgreSQL prepared reads', () => {
       const before = await version();
       // A batch holding the head's lock must not stop the read: hold it from another session.
       await admin.query('BEGIN');
-      await admin.query(
-        `SELECT 1 FROM "${run.schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`,
-        [tenant],
-      );
+      await admin.query(`SELECT 1 FROM "${run.schema}".ledger_heads WHERE tenant = $1 FOR UPDATE`, [
+        tenant,
+      ]);
       let head: Awaited<ReturnType<GuardStore['ledgerHead']>>;
       try {
         head = await store.ledgerHead(tenant);
