@@ -291,7 +291,8 @@ export async function insertClaimedAndRun(
   }
   const now = context.clock.now();
   if (expiredAt(context, record, now)) return undefined;
-  const { input, facts } = openSnapshot(context, action, record);
+  // `prepare` built and sealed this record in this call; no store has held it yet.
+  const { input, facts } = openSnapshot(context, action, record, true);
   const { claimed, claim, started } = claimOf(context, action, record, { input, facts }, now);
   const written = await commit(context, {
     tenant: record.tenant,

@@ -129,12 +129,15 @@ type SnapshotBody = { input?: JsonValue; preview?: JsonValue; facts?: JsonValue 
  * record this guard sealed and the store handed back by identity (deep-frozen, so unchanged
  * since) is read from the plaintext it was sealed from: decrypting it and recomputing its
  * commitment could only find what the guard itself wrote. Every other record — any row a
- * durable store decoded, any copy — is decrypted and checked.
+ * durable store decoded, any copy — is decrypted and checked. `builtInThisCall` says the caller
+ * built `record` itself a moment ago and it never went through a store (`run`'s insert with its
+ * claim, decision 124): it is opened from its plaintext the same way.
  */
 export function openSnapshot<A extends ActionDefinition>(
   context: GuardContext,
   action: A,
   record: ProposalRecord,
+  builtInThisCall = false,
 ): { input: ActionInput<A>; preview: JsonValue | undefined; facts: JsonValue } {
   if (record.snapshot === null) {
     throw new StoreInvariantError(
@@ -142,9 +145,10 @@ export function openSnapshot<A extends ActionDefinition>(
       `Proposal ${record.proposal} has no snapshot (erased?) and cannot be used`,
     );
   }
-  const known = context.store.sealedHere(record)
-    ? context.snapshotPlaintexts.get(record.snapshot)
-    : undefined;
+  const known =
+    builtInThisCall || context.store.sealedHere(record)
+      ? context.snapshotPlaintexts.get(record.snapshot)
+      : undefined;
   const body =
     known === undefined
       ? openAndCheck(context, record, record.snapshot)
