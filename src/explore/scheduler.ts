@@ -198,7 +198,7 @@ export class Scheduler {
 
   /** Runs the parked operation at `index`. */
   runAt(index: number): ParkedOperation {
-    const [operation] = this.parked.splice(index, 1);
+    const operation = this.parked.splice(index, 1)[0];
     if (operation === undefined) throw new RangeError(`no parked operation at ${index}`);
     this.step += 1;
     this.#justLeft = undefined;

@@ -82,9 +82,13 @@ export function createStoreProbe(
   clock: VirtualClock,
   log: StoreLog,
 ): GuardStore {
+  // The memory store does all its work synchronously inside the call and reads no ambient time,
+  // so its calls run with the traps armed (an escape there is caught too) and without the extra
+  // async frame; a real store (SQLite) may wait on I/O or timers, so it runs disarmed.
+  const disarm = inner.kind !== 'memory';
   const read = async <T>(label: string, call: () => Promise<T>): Promise<T> => {
     await scheduler.point(label, 'store_read');
-    return awaitWithoutTraps(call);
+    return disarm ? awaitWithoutTraps(call) : call();
   };
   return {
     kind: inner.kind,
@@ -92,7 +96,9 @@ export function createStoreProbe(
       const phase = phaseOfCommit(write);
       await scheduler.point(`store.commit ${write.events[0]?.type ?? ''}`, phase);
       const actor = scheduler.current?.name ?? '?';
-      const result = await awaitWithoutTraps(() => inner.commit(write));
+      const result = await (disarm
+        ? awaitWithoutTraps(() => inner.commit(write))
+        : inner.commit(write));
       if (result.kind === 'committed') {
         const id = write.proposal?.record.proposal ?? null;
         const previous = id === null ? undefined : log.records.get(id);
