@@ -408,7 +408,8 @@ export class ProviderModel {
           error: { type: 'invalid_request_error', code: 'operation_refused' },
         });
       }
-      object.fields = { ...object.fields, ...request.fields };
+      // Not `{ ...a, ...b }`: a literal that starts with a spread takes V8's slow path.
+      object.fields = Object.assign({}, object.fields, request.fields);
     }
     record.outcome = 'applied';
     this.writes.push({
@@ -455,15 +456,17 @@ const fingerprintOf = (request: WriteRequest): string =>
 
 /** The JSON a client sees for an object (Stripe-like: id, object, fields, metadata). */
 function view(object: ModelObject): Record<string, unknown> {
-  // Assigned rather than spread into one literal: V8 defines a property that follows a spread in
-  // a literal through the runtime, and every read reply is a view. Same keys, same order.
+  // `metadata` is assigned after the literal, not written after the spread inside it: V8 defines
+  // a property that follows a spread in a literal through the runtime, and every read reply is a
+  // view. Same keys, same order.
   const metadata: Record<string, string> = {};
   if (object.effect !== null) metadata.sideguard_effect = object.effect;
   if (object.proposal !== null) metadata.sideguard_proposal = object.proposal;
-  const json: Record<string, unknown> = Object.assign(
-    { id: object.id, object: object.collection },
-    object.fields,
-  );
+  const json: Record<string, unknown> = {
+    id: object.id,
+    object: object.collection,
+    ...object.fields,
+  };
   json.metadata = metadata;
   return json;
 }

@@ -86,10 +86,8 @@ export function createStoreProbe(
   // so its calls run with the traps armed (an escape there is caught too) and without the extra
   // async frame; a real store (SQLite) may wait on I/O or timers, so it runs disarmed.
   const disarm = inner.kind !== 'memory';
-  const read = async <T>(label: string, call: () => Promise<T>): Promise<T> => {
-    await scheduler.point(label, 'store_read');
-    return disarm ? awaitWithoutTraps(call) : call();
-  };
+  const read = <T>(label: string, call: () => Promise<T>): Promise<T> =>
+    scheduler.pointThen(label, 'store_read', disarm ? () => awaitWithoutTraps(call) : call);
   return {
     kind: inner.kind,
     async commit(write: StoreCommit): Promise<StoreCommitResult> {
