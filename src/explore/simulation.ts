@@ -237,11 +237,14 @@ export async function runSchedule(
       const guard = guards[process];
       scheduler.spawn(kind, name, process, (actor) => body(guard, actor));
     },
-    async call(actor, name, proposal, run) {
+    call<T>(
+      actor: Actor,
+      name: string,
+      proposal: string | null,
+      run: () => Promise<T>,
+    ): Promise<T | undefined> {
       actor.call = name;
-      try {
-        return await run();
-      } catch (error) {
+      const failed = (error: unknown): undefined => {
         const { code, message } = error as { code?: unknown; message?: unknown };
         failures.push({
           actor: actor.name,
@@ -253,6 +256,12 @@ export async function runSchedule(
           message: String(message ?? error),
         });
         return undefined;
+      };
+      // A promise chain rather than an async function: one frame fewer on every guard call.
+      try {
+        return run().then(undefined, failed);
+      } catch (error) {
+        return Promise.resolve(failed(error));
       }
     },
     remember(result, request) {
