@@ -60,15 +60,19 @@ export function installAmbientTraps(): void {
   // A plain function rather than a Proxy: a Proxy's construct trap cannot be optimised and every
   // ledger timestamp goes through `new Date(ms)`. Only the ambient forms (`Date()`, `new Date()`)
   // trap; the prototype is Date's own, so `instanceof Date` holds for dates made either way.
-  const TrappedDate = function (this: unknown, ...args: unknown[]) {
+  // `arguments` rather than a rest parameter: no array for the common `new Date(ms)`.
+  const TrappedDate = function (this: unknown, value?: unknown) {
     if (new.target === undefined) {
       trap('Date()');
       return OriginalDate();
     }
-    if (args.length === 0) trap('new Date()');
-    return new.target === TrappedDate && args.length === 1
-      ? new OriginalDate(args[0] as number)
-      : Reflect.construct(OriginalDate, args, new.target);
+    // biome-ignore lint/complexity/noArguments: a rest parameter allocates an array per timestamp
+    const count = arguments.length;
+    if (count === 0) trap('new Date()');
+    return new.target === TrappedDate && count === 1
+      ? new OriginalDate(value as number)
+      : // biome-ignore lint/complexity/noArguments: the rare forms only (`new Date(y, m, d)`)
+        Reflect.construct(OriginalDate, Array.prototype.slice.call(arguments), new.target);
   } as unknown as DateConstructor;
   Object.defineProperty(TrappedDate, 'prototype', { value: OriginalDate.prototype });
   Object.defineProperty(TrappedDate, 'length', { value: OriginalDate.length });
