@@ -233,14 +233,10 @@ export class ProviderModel {
    * at the dispatch point (time may pass before the request leaves, as in a GC pause); if its
    * signal aborted meanwhile, nothing is sent (`not_sent`), as a `fetch` given the signal does.
    */
-  async write(
-    request: WriteRequest,
-    transport: Transport,
-    limits: WriteLimits = {},
-  ): Promise<ModelReply> {
-    await this.#context.scheduler.point(`dispatch ${request.operation}`, 'provider_write');
-    if (limits.signal?.aborted === true) return NOT_SENT;
-    return this.#send(request, transport);
+  write(request: WriteRequest, transport: Transport, limits?: WriteLimits): Promise<ModelReply> {
+    return this.#context.scheduler
+      .point(`dispatch ${request.operation}`, 'provider_write')
+      .then(() => (limits?.signal?.aborted === true ? NOT_SENT : this.#send(request, transport)));
   }
 
   #send(request: WriteRequest, transport: Transport): Promise<ModelReply> {
