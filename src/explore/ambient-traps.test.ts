@@ -48,6 +48,20 @@ describe('simulation mode traps', () => {
     expect(new Date() instanceof Date).toBe(true);
   });
 
+  it('traps Date called as a function, and keeps dates real Dates either way', () => {
+    const before = new Date(0);
+    activateTraps();
+    expect(() => Date()).toThrow(AmbientAccessError);
+    const explicit = new Date(Date.UTC(2026, 0, 1));
+    expect(explicit instanceof Date).toBe(true);
+    expect(before instanceof Date).toBe(true);
+    expect(new Date(2026, 0, 1, 12).getHours()).toBe(12);
+    class Stamp extends Date {}
+    expect(Object.getPrototypeOf(new Stamp(0))).toBe(Stamp.prototype);
+    expect(() => new Stamp()).toThrow(AmbientAccessError);
+    expect(deactivateTraps()).toEqual(['Date()', 'new Date()']);
+  });
+
   it('names what escaped and how to fix it, with a stable code', () => {
     activateTraps();
     try {

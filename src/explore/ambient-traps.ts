@@ -57,16 +57,28 @@ export function installAmbientTraps(): void {
   if (installed) return;
   installed = true;
   const OriginalDate = Date;
-  const TrappedDate = new Proxy(OriginalDate, {
-    construct(target, args, newTarget) {
-      if (args.length === 0) trap('new Date()');
-      return Reflect.construct(target, args, newTarget);
-    },
-    apply(target, thisArg, args) {
+  // A plain function rather than a Proxy: a Proxy's construct trap cannot be optimised and every
+  // ledger timestamp goes through `new Date(ms)`. Only the ambient forms (`Date()`, `new Date()`)
+  // trap; the prototype is Date's own, so `instanceof Date` holds for dates made either way.
+  // `arguments` rather than a rest parameter: no array for the common `new Date(ms)`.
+  const TrappedDate = function (this: unknown, value?: unknown) {
+    if (new.target === undefined) {
       trap('Date()');
-      return Reflect.apply(target, thisArg, args);
-    },
-  });
+      return OriginalDate();
+    }
+    // biome-ignore lint/complexity/noArguments: a rest parameter allocates an array per timestamp
+    const count = arguments.length;
+    if (count === 0) trap('new Date()');
+    return new.target === TrappedDate && count === 1
+      ? new OriginalDate(value as number)
+      : // biome-ignore lint/complexity/noArguments: the rare forms only (`new Date(y, m, d)`)
+        Reflect.construct(OriginalDate, Array.prototype.slice.call(arguments), new.target);
+  } as unknown as DateConstructor;
+  Object.defineProperty(TrappedDate, 'prototype', { value: OriginalDate.prototype });
+  Object.defineProperty(TrappedDate, 'length', { value: OriginalDate.length });
+  Object.defineProperty(TrappedDate, 'name', { value: 'Date' });
+  // Statics (`Date.UTC`, `Date.parse`, the wrapped `Date.now`) are inherited from Date itself.
+  Object.setPrototypeOf(TrappedDate, OriginalDate);
   globalThis.Date = TrappedDate;
   wrapMethod(OriginalDate, 'now', 'Date.now');
   wrapMethod(Math, 'random', 'Math.random');

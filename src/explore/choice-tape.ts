@@ -88,7 +88,11 @@ export class ChoiceTape {
 
   /** True with probability `percent`/100; false is the simplest. */
   chance(percent: number): boolean {
-    return this.weighted([100 - percent, percent]) === 1;
+    // `weighted([100 - percent, percent]) === 1` without building the array on every call: the
+    // same draw (a choice below 100) and the same answer.
+    if (!(percent > 0 && percent <= 100 && Number.isInteger(percent)))
+      return this.weighted([100 - percent, percent]) === 1;
+    return this.choose(100) >= 100 - percent;
   }
 
   /** Everything drawn so far. */

@@ -173,12 +173,16 @@ const NOT_SENT: ModelReply = { kind: 'not_sent', reason: 'aborted' };
 
 /** The provider's state and its client. */
 export class ProviderModel {
+  /** Every object by `collection/id`, in creation order. */
   readonly objects = new Map<string, ModelObject>();
   readonly writes: AppliedWrite[] = [];
   readonly requests: RequestRecord[] = [];
+  /** The same objects by collection, then id (same order): lookups build no `collection/id` key. */
+  readonly #byCollection = new Map<string, Map<string, ModelObject>>();
+  /** The first answer per idempotency key, with the request it answered (to compare a replay). */
   readonly #answers = new Map<
     string,
-    { readonly fingerprint: string; readonly reply: ProviderReply }
+    { readonly request: WriteRequest; readonly reply: ProviderReply }
   >();
   readonly #context: ProviderModelContext;
   readonly #config: Required<ProviderModelConfig>;
@@ -196,22 +200,32 @@ export class ProviderModel {
 
   /** Seeds an object (not a write: the provider's initial state). */
   seed(collection: string, id: string, fields: Record<string, JsonValue>): void {
-    this.objects.set(`${collection}/${id}`, {
-      id,
-      collection,
-      fields: { ...fields },
-      effect: null,
-      proposal: null,
-    });
+    this.#store({ id, collection, fields: { ...fields }, effect: null, proposal: null });
   }
 
   /** Objects of a collection, in creation order. */
   list(collection: string): ModelObject[] {
-    const found: ModelObject[] = [];
-    for (const object of this.objects.values()) {
-      if (object.collection === collection) found.push(object);
+    const objects = this.#byCollection.get(collection);
+    return objects === undefined ? [] : [...objects.values()];
+  }
+
+  #find(collection: string, id: string): ModelObject | undefined {
+    return this.#byCollection.get(collection)?.get(id);
+  }
+
+  #store(object: ModelObject): void {
+    this.objects.set(`${object.collection}/${object.id}`, object);
+    let objects = this.#byCollection.get(object.collection);
+    if (objects === undefined) {
+      objects = new Map();
+      this.#byCollection.set(object.collection, objects);
     }
-    return found;
+    objects.set(object.id, object);
+  }
+
+  #remove(object: ModelObject): void {
+    this.objects.delete(`${object.collection}/${object.id}`);
+    this.#byCollection.get(object.collection)?.delete(object.id);
   }
 
   /**
@@ -219,14 +233,10 @@ export class ProviderModel {
    * at the dispatch point (time may pass before the request leaves, as in a GC pause); if its
    * signal aborted meanwhile, nothing is sent (`not_sent`), as a `fetch` given the signal does.
    */
-  async write(
-    request: WriteRequest,
-    transport: Transport,
-    limits: WriteLimits = {},
-  ): Promise<ModelReply> {
-    await this.#context.scheduler.point(`dispatch ${request.operation}`, 'provider_write');
-    if (limits.signal?.aborted === true) return NOT_SENT;
-    return this.#send(request, transport);
+  write(request: WriteRequest, transport: Transport, limits?: WriteLimits): Promise<ModelReply> {
+    return this.#context.scheduler
+      .point(`dispatch ${request.operation}`, 'provider_write')
+      .then(() => (limits?.signal?.aborted === true ? NOT_SENT : this.#send(request, transport)));
   }
 
   #send(request: WriteRequest, transport: Transport): Promise<ModelReply> {
@@ -340,7 +350,7 @@ export class ProviderModel {
 
   #serve(request: ReadRequest): ProviderReply {
     if (request.objectId !== undefined) {
-      const object = this.objects.get(`${request.collection}/${request.objectId}`);
+      const object = this.#find(request.collection, request.objectId);
       return object === undefined
         ? respond(404, { error: { type: 'invalid_request_error', code: 'resource_missing' } })
         : respond(200, view(object));
@@ -359,17 +369,12 @@ export class ProviderModel {
       return TIMEOUT;
     }
     record.deliveries += 1;
-    const fingerprint = JSON.stringify([
-      request.operation,
-      request.objectId ?? null,
-      request.fields,
-    ]);
     const key = request.idempotencyKey;
     if (this.#config.honoursKeys && key !== undefined) {
       const seen = this.#answers.get(key);
       if (seen !== undefined) {
         record.outcome = record.outcome === 'pending' ? 'replayed' : record.outcome;
-        return seen.fingerprint === fingerprint
+        return fingerprintOf(seen.request) === fingerprintOf(request)
           ? seen.reply
           : respond(400, { error: { type: 'idempotency_error', code: 'idempotency_key_reuse' } });
       }
@@ -385,9 +390,9 @@ export class ProviderModel {
         effect: request.effect ?? null,
         proposal: request.proposal ?? null,
       };
-      this.objects.set(`${object.collection}/${object.id}`, object);
+      this.#store(object);
     } else {
-      object = this.objects.get(`${request.collection}/${request.objectId ?? ''}`);
+      object = this.#find(request.collection, request.objectId ?? '');
       if (object === undefined) {
         record.outcome = record.outcome === 'pending' ? 'refused' : record.outcome;
         return respond(404, { error: { type: 'invalid_request_error', code: 'resource_missing' } });
@@ -399,7 +404,8 @@ export class ProviderModel {
           error: { type: 'invalid_request_error', code: 'operation_refused' },
         });
       }
-      object.fields = { ...object.fields, ...request.fields };
+      // Not `{ ...a, ...b }`: a literal that starts with a spread takes V8's slow path.
+      object.fields = Object.assign({}, object.fields, request.fields);
     }
     record.outcome = 'applied';
     this.writes.push({
@@ -416,7 +422,7 @@ export class ProviderModel {
       step: scheduler.step,
     });
     const reply = respond(200, view(object));
-    if (key !== undefined) this.#answers.set(key, { fingerprint, reply });
+    if (key !== undefined) this.#answers.set(key, { request, reply });
     return reply;
   }
 
@@ -427,8 +433,8 @@ export class ProviderModel {
     const stored = [...this.objects.values()].find((object) => object.id === body.id);
     if (stored === undefined) return reply;
     const renamed: ModelObject = { ...stored, id: oddId(stored.id) };
-    this.objects.delete(`${stored.collection}/${stored.id}`);
-    this.objects.set(`${renamed.collection}/${renamed.id}`, renamed);
+    this.#remove(stored);
+    this.#store(renamed);
     const last = this.writes.at(-1);
     if (last !== undefined && last.objectId === stored.id) {
       this.writes[this.writes.length - 1] = { ...last, objectId: renamed.id };
@@ -437,15 +443,26 @@ export class ProviderModel {
   }
 }
 
+/**
+ * What a replayed request must match to get the first answer back: operation, target and fields.
+ * Computed only when a key is seen again (requests are never changed after they are sent).
+ */
+const fingerprintOf = (request: WriteRequest): string =>
+  JSON.stringify([request.operation, request.objectId ?? null, request.fields]);
+
 /** The JSON a client sees for an object (Stripe-like: id, object, fields, metadata). */
 function view(object: ModelObject): Record<string, unknown> {
-  return {
+  // `metadata` is assigned after the literal, not written after the spread inside it: V8 defines
+  // a property that follows a spread in a literal through the runtime, and every read reply is a
+  // view. Same keys, same order.
+  const metadata: Record<string, string> = {};
+  if (object.effect !== null) metadata.sideguard_effect = object.effect;
+  if (object.proposal !== null) metadata.sideguard_proposal = object.proposal;
+  const json: Record<string, unknown> = {
     id: object.id,
     object: object.collection,
     ...object.fields,
-    metadata: {
-      ...(object.effect === null ? {} : { sideguard_effect: object.effect }),
-      ...(object.proposal === null ? {} : { sideguard_proposal: object.proposal }),
-    },
   };
+  json.metadata = metadata;
+  return json;
 }

@@ -133,6 +133,28 @@ export class Scheduler {
   }
 
   /**
+   * Parks the current actor like {@link point}; when the scheduler picks the operation, runs
+   * `work` in the actor and resolves with its result (one promise and no extra async frame for a
+   * store read).
+   */
+  pointThen<T>(label: string, phase: Phase, work: () => Promise<T>): Promise<T> {
+    const forked = this.#forking();
+    const actor = forked ?? this.#requireCurrent(label);
+    actor.phase = phase;
+    return new Promise<T>((resolve, reject) => {
+      this.#push(actor, actor.process, label, phase, () => {
+        this.#enter(actor, label);
+        try {
+          resolve(work());
+        } catch (error) {
+          reject(error);
+        }
+      });
+      if (forked === undefined) this.#leave();
+    });
+  }
+
+  /**
    * Suspends the current actor until someone enqueues its resumption with a value (a provider
    * reply). Resumptions for a crashed incarnation are dropped.
    */
@@ -198,8 +220,13 @@ export class Scheduler {
 
   /** Runs the parked operation at `index`. */
   runAt(index: number): ParkedOperation {
-    const [operation] = this.parked.splice(index, 1);
+    const parked = this.parked;
+    const operation = parked[index];
     if (operation === undefined) throw new RangeError(`no parked operation at ${index}`);
+    // Removed in place, order kept (cheaper than `splice`, which builds an array of the removed).
+    for (let at = index + 1; at < parked.length; at++)
+      parked[at - 1] = parked[at] as ParkedOperation;
+    parked.length -= 1;
     this.step += 1;
     this.#justLeft = undefined;
     this.#resumed = operation.actor;

@@ -82,40 +82,46 @@ export function createStoreProbe(
   clock: VirtualClock,
   log: StoreLog,
 ): GuardStore {
-  const read = async <T>(label: string, call: () => Promise<T>): Promise<T> => {
-    await scheduler.point(label, 'store_read');
-    return awaitWithoutTraps(call);
-  };
+  // The memory store does all its work synchronously inside the call and reads no ambient time,
+  // so its calls run with the traps armed (an escape there is caught too) and without the extra
+  // async frame; a real store (SQLite) may wait on I/O or timers, so it runs disarmed.
+  const disarm = inner.kind !== 'memory';
+  const read = <T>(label: string, call: () => Promise<T>): Promise<T> =>
+    scheduler.pointThen(label, 'store_read', disarm ? () => awaitWithoutTraps(call) : call);
   return {
     kind: inner.kind,
-    async commit(write: StoreCommit): Promise<StoreCommitResult> {
-      const phase = phaseOfCommit(write);
-      await scheduler.point(`store.commit ${write.events[0]?.type ?? ''}`, phase);
-      const actor = scheduler.current?.name ?? '?';
-      const result = await awaitWithoutTraps(() => inner.commit(write));
-      if (result.kind === 'committed') {
-        const id = write.proposal?.record.proposal ?? null;
-        const previous = id === null ? undefined : log.records.get(id);
-        const next = write.proposal?.record;
-        if (id !== null && next !== undefined) log.records.set(id, next);
-        const current = scheduler.current;
-        if (id !== null && next?.status === 'executing' && current !== undefined) {
-          log.executors.set(id, current);
-        }
-        for (const evidence of write.evidence ?? [])
-          log.evidenceExpiries.push(evidence.expiresAtMs);
-        log.durable(result.events, scheduler.step);
-        log.commits.push({
-          step: scheduler.step,
-          atMs: clock.now(),
-          proposal: id,
-          previous,
-          next,
-          events: result.events,
-          actor,
+    commit(write: StoreCommit): Promise<StoreCommitResult> {
+      const label = `store.commit ${write.events[0]?.type ?? ''}`;
+      // Parks, then commits in the actor: one promise chain instead of an async frame per commit.
+      return scheduler.pointThen(label, phaseOfCommit(write), () => {
+        const actor = scheduler.current?.name ?? '?';
+        const pending = disarm ? awaitWithoutTraps(() => inner.commit(write)) : inner.commit(write);
+        return pending.then((result) => {
+          if (result.kind === 'committed') {
+            const id = write.proposal?.record.proposal ?? null;
+            const previous = id === null ? undefined : log.records.get(id);
+            const next = write.proposal?.record;
+            if (id !== null && next !== undefined) log.records.set(id, next);
+            const current = scheduler.current;
+            if (id !== null && next?.status === 'executing' && current !== undefined) {
+              log.executors.set(id, current);
+            }
+            for (const evidence of write.evidence ?? [])
+              log.evidenceExpiries.push(evidence.expiresAtMs);
+            log.durable(result.events, scheduler.step);
+            log.commits.push({
+              step: scheduler.step,
+              atMs: clock.now(),
+              proposal: id,
+              previous,
+              next,
+              events: result.events,
+              actor,
+            });
+          }
+          return result;
         });
-      }
-      return result;
+      });
     },
     getProposal: (tenant, proposal) =>
       read('store.getProposal', () => inner.getProposal(tenant, proposal)),

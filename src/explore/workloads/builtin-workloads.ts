@@ -50,11 +50,11 @@ function seedProvider(world: World, refusesClose: boolean): void {
   world.privateValues.push(PRIVATE_NOTE, 'ada.lovelace@example.test');
 }
 
+const INPUT_BINDINGS = Object.entries(MODEL_INPUT_BINDINGS);
+
 function useActions(world: World, actions: readonly ActionDefinition[]): void {
   for (const action of actions) world.actions.set(action.typeName, action);
-  for (const [operation, binding] of Object.entries(MODEL_INPUT_BINDINGS)) {
-    world.inputBindings.set(operation, binding);
-  }
+  for (const [operation, binding] of INPUT_BINDINGS) world.inputBindings.set(operation, binding);
 }
 
 /**

@@ -45,7 +45,16 @@ const verdictOf = (reply: ModelReply) =>
 const reasonOf = (reply: ModelReply) =>
   reply.kind === 'not_sent' ? 'lease_ended_not_sent' : replyReason(reply);
 
-const toMinor = (amount: string): number => Math.round(Number(amount) * 100);
+/** Parsed amounts: a schedule parses the same few strings many times (policy, checks, resolve). */
+const minorOf = new Map<string, number>();
+const toMinor = (amount: string): number => {
+  let minor = minorOf.get(amount);
+  if (minor === undefined) {
+    minor = Math.round(Number(amount) * 100);
+    if (minorOf.size < 1_000) minorOf.set(amount, minor);
+  }
+  return minor;
+};
 
 /** The refund policy of the gate's actions (a pure function of input and facts). */
 function refundPolicy(input: RefundInput, facts: unknown) {

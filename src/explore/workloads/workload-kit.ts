@@ -5,7 +5,7 @@
  */
 import type { ActionDefinition } from '../../core/action.js';
 import { buildAuthorityEvidence } from '../../core/evidence.js';
-import type { Guard, GuardResult } from '../../core/guard.js';
+import type { Guard, GuardResult, PrepareOptions } from '../../core/guard.js';
 import type { Actor } from '../scheduler.js';
 import type { AgentRequest, World } from '../world.js';
 
@@ -25,6 +25,26 @@ const RETRY_OUTCOMES = new Set([
   'authorized',
 ]);
 
+/**
+ * The options of one `run` of `request` under `requestId`, with `facts` when read. Built without
+ * spreads: V8 defines a property that follows a spread in a literal through the runtime, and this
+ * runs for every agent attempt.
+ */
+export function runOptions(
+  tenant: string,
+  request: AgentRequest,
+  requestId: string,
+  facts: unknown,
+): Omit<PrepareOptions, 'mode'> {
+  const options: { -readonly [K in keyof Omit<PrepareOptions, 'mode'>]: PrepareOptions[K] } = {
+    tenant,
+    input: Object.assign({}, request.input, { requestId }),
+    principal: request.principal,
+  };
+  if (facts !== undefined) options.facts = facts;
+  return options;
+}
+
 /** One agent attempt: read the facts, then `run` (prepare + execute) with a fresh request id. */
 export async function agentAttempt(
   world: World,
@@ -35,12 +55,7 @@ export async function agentAttempt(
 ): Promise<GuardResult | undefined> {
   const facts = request.facts === undefined ? undefined : await request.facts();
   const result = await world.call(actor, 'run', null, () =>
-    guard.run(request.action, {
-      tenant: world.tenant,
-      input: { ...request.input, requestId: `${actor.name}-${attempt}` },
-      principal: request.principal,
-      ...(facts === undefined ? {} : { facts }),
-    }),
+    guard.run(request.action, runOptions(world.tenant, request, `${actor.name}-${attempt}`, facts)),
   );
   world.remember(result, request);
   return result;
