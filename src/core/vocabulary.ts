@@ -99,10 +99,11 @@ export const LedgerEventType = {
 export type LedgerEventType = (typeof LedgerEventType)[keyof typeof LedgerEventType];
 
 /**
- * The only data keys a `gateway_decided` event may carry: names, codes, statuses and keyed
- * digests — never a body, an argument, a raw path or a credential (I8).
+ * The only data keys a `gateway_decided` event may carry, in the order the gateway writes them:
+ * names, codes, statuses and keyed digests — never a body, an argument, a raw path or a
+ * credential (I8).
  */
-export const GATEWAY_DECIDED_DATA_KEYS: ReadonlySet<string> = new Set([
+export const GATEWAY_DECIDED_DATA_FIELDS = [
   'door',
   'decision',
   'reason',
@@ -116,7 +117,10 @@ export const GATEWAY_DECIDED_DATA_KEYS: ReadonlySet<string> = new Set([
   'code',
   'status',
   'requestDigest',
-]);
+] as const;
+
+/** {@link GATEWAY_DECIDED_DATA_FIELDS} as a set, for checking an event's keys. */
+export const GATEWAY_DECIDED_DATA_KEYS: ReadonlySet<string> = new Set(GATEWAY_DECIDED_DATA_FIELDS);
 
 /** Statuses from which no provider write can still happen for this proposal. */
 export const TERMINAL_STATUSES: ReadonlySet<ProposalStatus> = new Set([
