@@ -191,7 +191,11 @@ export class ProviderModel {
 
   constructor(context: ProviderModelContext, config: ProviderModelConfig) {
     this.#context = context;
-    this.#config = { clientTimeoutMs: 800, maxInFlightMs: 2_000, ...config };
+    this.#config = {
+      honoursKeys: config.honoursKeys,
+      clientTimeoutMs: config.clientTimeoutMs ?? 800,
+      maxInFlightMs: config.maxInFlightMs ?? 2_000,
+    };
   }
 
   get honoursKeys(): boolean {

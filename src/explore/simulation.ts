@@ -33,9 +33,11 @@ import type { AgentRequest, GuardCallFailure, World } from './world.js';
 const KEY_RING = createDevelopmentKeyRing('sideguard-explore');
 
 /** A guard-level breakage switch, passed to the core when it supports one. */
-export type GuardBreakageSwitch = (
-  config: Parameters<typeof createGuardCore>[0],
-) => Parameters<typeof createGuardCore>[0];
+export type GuardBreakageSwitch = (config: GuardCoreConfig) => GuardCoreConfig;
+
+/** What `createGuardCore` takes, with `breakages` settable after the literal. */
+type GuardCoreConfig = { -readonly [K in keyof CoreConfig]: CoreConfig[K] };
+type CoreConfig = Parameters<typeof createGuardCore>[0];
 
 /** How to run one schedule. */
 export interface ScheduleOptions {
@@ -208,7 +210,7 @@ export async function runSchedule(
   const sinkEvents: GuardEvent[] = [];
   const failures: GuardCallFailure[] = [];
   const makeGuard = (process: ProcessName): Guard => {
-    const config = {
+    const config: GuardCoreConfig = {
       store: createStoreProbe(stores.forProcess(process), scheduler, clock, log),
       keyRing: KEY_RING,
       clock,
@@ -217,8 +219,9 @@ export async function runSchedule(
       events: (event: GuardEvent) => {
         sinkEvents.push(event);
       },
-      ...(coreBreakages.size === 0 ? {} : { breakages: coreBreakages }),
     };
+    // Assigned, not spread into the literal (V8's slow path for what follows a spread).
+    if (coreBreakages.size > 0) config.breakages = coreBreakages;
     return createGuardCore(options.guardBreakages?.(config) ?? config);
   };
   const guards: Record<ProcessName, Guard> = { app: makeGuard('app'), worker: makeGuard('worker') };

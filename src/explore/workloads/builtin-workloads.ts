@@ -5,6 +5,7 @@
  * approvers) is drawn first, so shrinking drops actors and retries by lowering choices.
  */
 import type { ActionDefinition } from '../../core/action.js';
+import type { JsonValue } from '../../core/canonical-json.js';
 import type { WorkloadName } from '../explore-vocabulary.js';
 import type { AgentRequest, World } from '../world.js';
 import {
@@ -42,10 +43,11 @@ function seedProvider(world: World, refusesClose: boolean): void {
       currency: 'usd',
     });
     world.provider.seed('charges', order.chargeId, { amount: 200_000, currency: 'usd' });
-    world.provider.seed('tickets', order.ticketId, {
-      hs_pipeline_stage: '1',
-      ...(refusesClose ? { refuses: 'update_ticket' } : {}),
-    });
+    // Fields assigned after the literal, not spread into it: V8 defines what follows a spread
+    // through the runtime, and every schedule seeds these.
+    const ticket: Record<string, JsonValue> = { hs_pipeline_stage: '1' };
+    if (refusesClose) ticket.refuses = 'update_ticket';
+    world.provider.seed('tickets', order.ticketId, ticket);
   }
   world.privateValues.push(PRIVATE_NOTE, 'ada.lovelace@example.test');
 }
@@ -108,19 +110,20 @@ function requestFor(
 ): AgentRequest {
   const order = ORDERS[world.tape.choose(ORDERS.length)] ?? ORDERS[0];
   const amount = amounts[world.tape.choose(amounts.length)] ?? '25.00';
+  const input: Record<string, JsonValue> = {
+    caseId: 'case_explore',
+    orderId: order.orderId,
+    chargeId: order.chargeId,
+    customerId: order.customerId,
+    amount,
+    currency: 'usd',
+    reason: 'requested_by_customer',
+    note: PRIVATE_NOTE,
+  };
+  if (withTicket) input.ticketId = order.ticketId;
   return {
     action,
-    input: {
-      caseId: 'case_explore',
-      orderId: order.orderId,
-      chargeId: order.chargeId,
-      customerId: order.customerId,
-      amount,
-      currency: 'usd',
-      reason: 'requested_by_customer',
-      note: PRIVATE_NOTE,
-      ...(withTicket ? { ticketId: order.ticketId } : {}),
-    },
+    input,
     principal: 'support-agent',
     label: `${action.type.name}:${order.orderId}:${amount}`,
     facts: () => readOrderFacts(world.provider, order.orderId),
