@@ -41,7 +41,12 @@ export function toProposal(context: SqliteCommitContext, row: ProposalRow): Prop
 /** What the stored state says of a commit: its refusal, or what an update does to each part. */
 type Decision =
   | { readonly refused: StoreCommitResult }
-  | { readonly refused?: undefined; readonly envelopes?: Record<EnvelopePart, EnvelopeChange> };
+  | {
+      readonly refused?: undefined;
+      readonly envelopes?: Record<EnvelopePart, EnvelopeChange>;
+      /** The update keeps the effect scope, creation time and action type. */
+      readonly keepsIdentity?: boolean;
+    };
 
 /** Decides a commit against the stored state (nothing is written here). */
 function decide(context: SqliteCommitContext, write: StoreCommit): Decision {
@@ -49,7 +54,9 @@ function decide(context: SqliteCommitContext, write: StoreCommit): Decision {
   const tenant = write.tenant;
   const change = write.proposal;
   const currentRow =
-    change === undefined ? undefined : statements.getProposal.get(tenant, change.record.proposal);
+    change === undefined
+      ? undefined
+      : statements.getProposalToUpdate.get(tenant, change.record.proposal);
   // The common case — the row is where the caller expects it — needs only the revision and
   // status columns; the full record is decoded (and validated) only to report a conflict.
   const expected =
@@ -96,7 +103,15 @@ function decide(context: SqliteCommitContext, write: StoreCommit): Decision {
   if (duplicate !== undefined) {
     return { refused: { kind: 'evidence_duplicate', evidenceDigest: duplicate } };
   }
-  return envelopes === undefined ? {} : { envelopes };
+  if (envelopes === undefined) return {};
+  const record = change?.record;
+  const keepsIdentity =
+    record !== undefined &&
+    currentRow !== undefined &&
+    currentRow.effect_scope === record.effectScope &&
+    currentRow.created_at_ms === record.createdAtMs &&
+    currentRow.action_type === record.actionType;
+  return { envelopes, keepsIdentity };
 }
 
 /**
@@ -108,8 +123,9 @@ function decide(context: SqliteCommitContext, write: StoreCommit): Decision {
 function writeProposal(
   context: SqliteCommitContext,
   write: StoreCommit,
-  envelopes: Record<EnvelopePart, EnvelopeChange> | undefined,
+  decision: Exclude<Decision, { readonly refused: StoreCommitResult }>,
 ): boolean {
+  const { envelopes } = decision;
   const change = write.proposal;
   if (change === undefined) return false;
   const record = change.record;
@@ -129,11 +145,22 @@ function writeProposal(
   if (change.kind === 'insert') {
     statements.insertProposal.run(columns);
   } else {
-    const updated = statements.updateProposal.run({
-      ...columns,
+    const expected = {
       expectedRevision: change.expectedRevision,
       expectedStatus: change.expectedStatus,
-    });
+    };
+    const updated = decision.keepsIdentity
+      ? statements.updateProposalState.run({
+          tenant: columns.tenant,
+          proposal: columns.proposal,
+          revision: columns.revision,
+          status: columns.status,
+          dueAtMs: columns.dueAtMs,
+          expiresAtMs: columns.expiresAtMs,
+          record: columns.record,
+          ...expected,
+        })
+      : statements.updateProposal.run({ ...columns, ...expected });
     if (updated.changes !== 1) {
       throw new StoreInvariantError(
         'assertion_failed',
@@ -191,7 +218,7 @@ export function applyCommit(context: SqliteCommitContext, write: StoreCommit): A
   const decision = decide(context, write);
   if (decision.refused !== undefined) return { result: decision.refused, deletedEnvelope: false };
   const { statements } = context;
-  const deletedEnvelope = writeProposal(context, write, decision.envelopes);
+  const deletedEnvelope = writeProposal(context, write, decision);
   if (write.claim !== undefined) {
     statements.upsertClaim.run(
       write.tenant,

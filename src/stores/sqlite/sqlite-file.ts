@@ -159,6 +159,11 @@ export function openDatabase(path: string, options: SqliteOpenOptions): Database
     // Deleted content (an erased snapshot, the old version of a rewritten row) is overwritten
     // with zeros, in the page and in freed pages, instead of lingering in free space.
     db.pragma('secure_delete = ON');
+    // Each commit of a batch runs in a savepoint, whose journal keeps the original of every page
+    // it changes. On disk that journal spilled to a new temporary file past 64 KiB — about once
+    // per action (open, ~9 writes, close, unlink; old page bytes left in freed disk blocks). In
+    // memory it is bounded by the pages one batch touches (docs/benchmarks.md, "SQLite pages").
+    db.pragma('temp_store = MEMORY');
     if (options.checkOnOpen === 'quick') {
       const verdict = db.pragma('quick_check', { simple: true });
       if (verdict !== 'ok') throw corruptedFile(path, `quick_check reported ${String(verdict)}`);

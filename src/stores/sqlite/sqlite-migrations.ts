@@ -152,6 +152,57 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         ON proposals (status, expires_at_ms, tenant, proposal);
     `,
   },
+  {
+    // Decision 127. In a WITHOUT ROWID table every interior cell holds a whole row and a key
+    // lookup reads a cell's overflow pages to compare it: a proposal record (~1.2 kB) overflows
+    // a 4 KiB page's 1,002-byte limit, so each lookup read several overflow pages from the file,
+    // and events (~0.5 kB) left interior pages a fanout of ~7. As rowid tables the rows sit in
+    // leaves only; a narrow unique index finds them, and appended events split a page cheaply.
+    version: 4,
+    name: 'proposals and ledger events as rowid tables with unique indexes',
+    sql: `
+      CREATE TABLE proposals_v4 (
+        tenant TEXT NOT NULL,
+        proposal TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        effect_scope TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        due_at_ms INTEGER,
+        expires_at_ms INTEGER,
+        action_type TEXT,
+        record TEXT NOT NULL
+      );
+      INSERT INTO proposals_v4 (tenant, proposal, revision, status, effect_scope, created_at_ms,
+          due_at_ms, expires_at_ms, action_type, record)
+        SELECT tenant, proposal, revision, status, effect_scope, created_at_ms, due_at_ms,
+          expires_at_ms, action_type, record
+        FROM proposals ORDER BY created_at_ms, tenant, proposal;
+      DROP TABLE proposals;
+      ALTER TABLE proposals_v4 RENAME TO proposals;
+      CREATE UNIQUE INDEX proposals_by_id ON proposals (tenant, proposal);
+      CREATE INDEX proposals_by_effect
+        ON proposals (tenant, effect_scope, created_at_ms DESC, proposal DESC);
+      CREATE INDEX proposals_by_due
+        ON proposals (tenant, due_at_ms, proposal) WHERE due_at_ms IS NOT NULL;
+      CREATE INDEX proposals_by_status_expiry
+        ON proposals (status, expires_at_ms, tenant, proposal);
+
+      CREATE TABLE ledger_events_v4 (
+        tenant TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        proposal TEXT,
+        hash TEXT NOT NULL,
+        event TEXT NOT NULL
+      );
+      INSERT INTO ledger_events_v4 (tenant, sequence, proposal, hash, event)
+        SELECT tenant, sequence, proposal, hash, event FROM ledger_events ORDER BY tenant, sequence;
+      DROP TABLE ledger_events;
+      ALTER TABLE ledger_events_v4 RENAME TO ledger_events;
+      CREATE UNIQUE INDEX ledger_events_by_sequence ON ledger_events (tenant, sequence);
+      CREATE INDEX ledger_events_by_proposal ON ledger_events (tenant, proposal, sequence);
+    `,
+  },
 ];
 
 /** The schema version this code writes and reads. */
