@@ -33,6 +33,7 @@ import {
   commitmentData,
   contextOf,
   executedCommitment,
+  forgetSnapshotPlaintext,
   openSnapshot,
   outputPart,
   providerKeyOf,
@@ -301,6 +302,7 @@ export async function insertClaimedAndRun(
     events: [...insertEvents, started],
   });
   if (written.kind !== 'committed') return undefined;
+  forgetSnapshotPlaintext(context, record);
   return recordExecution(
     context,
     action,
@@ -331,6 +333,7 @@ async function claimAndRun<A extends ActionDefinition>(
       `Unexpected ${written.kind} while claiming`,
     );
   }
+  forgetSnapshotPlaintext(context, record);
   return done(
     await recordExecution(
       context,

@@ -125,6 +125,17 @@ export function sealSnapshot(
 type SnapshotBody = { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
 
 /**
+ * Drops the plaintext {@link sealSnapshot} remembered for `record`'s snapshot, once its claim is
+ * committed: the executor has its input, and what opens the snapshot later (verification,
+ * compensation, `read`) is rare enough to decrypt and check it. Otherwise the plaintext of every
+ * proposal lived as long as its record — in the memory store, as long as the process (I8, and
+ * about a twentieth of the memory an action retained).
+ */
+export function forgetSnapshotPlaintext(context: GuardContext, record: ProposalRecord): void {
+  if (record.snapshot !== null) context.snapshotPlaintexts.delete(record.snapshot);
+}
+
+/**
  * Decrypts the snapshot and checks it still matches the commitment (execution boundary). A
  * record this guard sealed and the store handed back by identity (deep-frozen, so unchanged
  * since) is read from the plaintext it was sealed from: decrypting it and recomputing its
