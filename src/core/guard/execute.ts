@@ -370,8 +370,8 @@ async function runExecutor<A extends ActionDefinition>(
     return normaliseExecuteResult(
       context.keyRing,
       await countedAsRunning(context, claimed, () =>
-        underLease(context, lease, (limits) =>
-          action.config.execute(input as never, { ...contextOf(claimed), ...limits }),
+        underLease(context, lease, contextOf(claimed), (hostContext) =>
+          action.config.execute(input as never, hostContext),
         ),
       ),
     );

@@ -293,14 +293,14 @@ export function stampLast(events: LedgerEventDraft[], next: ProposalRecord): voi
 
 function dueFor(
   status: ProposalStatus,
-  record: Pick<ProposalRecord, 'expiresAtMs'>,
+  expiresAtMs: number,
   lease: ProposalRecord['lease'],
   verifyAtMs: number | null,
 ): number | null {
   switch (status) {
     case 'awaiting_authority':
     case 'authorized':
-      return record.expiresAtMs;
+      return expiresAtMs;
     case 'executing':
       return lease?.expiresAtMs ?? null;
     case 'failed_unknown':
@@ -318,15 +318,22 @@ export function successor(
   changes: Partial<Omit<ProposalRecord, 'revision' | 'tenant' | 'proposal'>>,
   verifyAtMs: number | null = null,
 ): ProposalRecord {
-  const merged = { ...previous, ...changes };
+  // One copy of the record: the fields `dueFor` needs are read from the change or the record.
+  const dueAtMs =
+    changes.dueAtMs !== undefined
+      ? changes.dueAtMs
+      : dueFor(
+          changes.status ?? previous.status,
+          changes.expiresAtMs ?? previous.expiresAtMs,
+          changes.lease !== undefined ? changes.lease : previous.lease,
+          verifyAtMs,
+        );
   return {
-    ...merged,
+    ...previous,
+    ...changes,
     revision: previous.revision + 1,
     updatedAtMs: context.clock.now(),
-    dueAtMs:
-      changes.dueAtMs !== undefined
-        ? changes.dueAtMs
-        : dueFor(merged.status, merged, merged.lease, verifyAtMs),
+    dueAtMs,
   };
 }
 

@@ -39,9 +39,18 @@ export function appendEvents(ledger: MemoryLedger, events: readonly LedgerEvent[
     }
     const run = events.slice(index - 1, end);
     const own = ledger.byProposal.get(proposal);
-    ledger.byProposal.set(proposal, own === undefined ? run : own.concat(run));
+    ledger.byProposal.set(proposal, own === undefined ? run : joined(own, run));
     index = end;
   }
+}
+
+/** `first` then `second` in one exact-size array (`concat` is several times slower here). */
+function joined(first: readonly LedgerEvent[], second: readonly LedgerEvent[]): LedgerEvent[] {
+  const all = new Array<LedgerEvent>(first.length + second.length);
+  let at = 0;
+  for (const event of first) all[at++] = event;
+  for (const event of second) all[at++] = event;
+  return all;
 }
 
 /** The events `query` asks for, in sequence order (a fresh array of the frozen events). */
