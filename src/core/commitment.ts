@@ -117,7 +117,8 @@ export function keyedDigest(
  * with the `purpose` subkey of `key`. Framed like {@link keyedDigest} (a 4-byte big-endian
  * length before the domain and before the bytes) but with the tag `sideguard/keyed-mac/v1` and
  * no Canonical JSON step, so nothing is normalised: two byte strings that differ get different
- * MACs. Record MACs use it (decision 045).
+ * MACs. Text is taken as its UTF-8 bytes (as `TextEncoder` writes them), without a copy of its
+ * own. Record MACs use it (decision 045).
  *
  * @throws ConfigurationError `keyed_mac_key_unknown` when the ring does not hold `key`;
  *   ContractViolationError `commitment_domain_invalid` for a bad domain.
@@ -127,7 +128,7 @@ export function keyedMac(
   purpose: KeyPurpose,
   key: KeyReference,
   domain: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array | string,
 ): string {
   checkDomain(domain);
   const message = frame(KEYED_MAC_TAG, domain, bytes);
@@ -144,7 +145,7 @@ export function keyedMacMatches(
   purpose: KeyPurpose,
   key: KeyReference,
   domain: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array | string,
   value: unknown,
 ): boolean {
   checkDomain(domain);

@@ -43,8 +43,12 @@ export type RecordMacVerdict = (typeof RecordMacVerdict)[keyof typeof RecordMacV
  * omitted, strings exactly as stored (no Unicode normalisation: a MAC must see every byte).
  */
 export function recordMacBytes(record: ProposalRecord): Uint8Array {
-  return utf8.encode(objectJson(record as unknown as Record<string, unknown>, EXCLUDED_FIELDS));
+  return utf8.encode(recordMacText(record));
 }
+
+/** {@link recordMacBytes} as text, which the MAC takes as UTF-8 without a copy of its own. */
+const recordMacText = (record: ProposalRecord): string =>
+  objectJson(record as unknown as Record<string, unknown>, EXCLUDED_FIELDS);
 
 const utf8 = new TextEncoder();
 const EXCLUDED_FIELDS: ReadonlySet<string> = new Set(RECORD_MAC_EXCLUDED_FIELDS);
@@ -64,7 +68,7 @@ export function sealRecord(
     KeyPurpose.record,
     key,
     RECORD_MAC_DOMAIN,
-    recordMacBytes(record),
+    recordMacText(record),
   );
   return {
     ...record,
@@ -89,9 +93,9 @@ export function checkRecordMac(keyRing: KeyRing, record: ProposalRecord): Record
   ) {
     return 'invalid';
   }
-  let bytes: Uint8Array;
+  let bytes: string;
   try {
-    bytes = recordMacBytes(record);
+    bytes = recordMacText(record);
   } catch {
     return 'invalid';
   }
