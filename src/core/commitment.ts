@@ -5,8 +5,8 @@
 
 import { Buffer } from 'node:buffer';
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
-import { canonicalBytes } from './canonical-json.js';
-import { ConfigurationError, ContractViolationError } from './errors.js';
+import { canonicalize } from './canonical-json.js';
+import { assert, ConfigurationError, ContractViolationError } from './errors.js';
 import type { KeyPurpose, KeyReference, KeyRing } from './key-ring.js';
 
 /** An HMAC-SHA-256 commitment and the key that made it; `value` is unpadded base64url. */
@@ -117,7 +117,8 @@ export function keyedDigest(
  * with the `purpose` subkey of `key`. Framed like {@link keyedDigest} (a 4-byte big-endian
  * length before the domain and before the bytes) but with the tag `sideguard/keyed-mac/v1` and
  * no Canonical JSON step, so nothing is normalised: two byte strings that differ get different
- * MACs. Record MACs use it (decision 045).
+ * MACs. Text is taken as its UTF-8 bytes (as `TextEncoder` writes them), without a copy of its
+ * own. Record MACs use it (decision 045).
  *
  * @throws ConfigurationError `keyed_mac_key_unknown` when the ring does not hold `key`;
  *   ContractViolationError `commitment_domain_invalid` for a bad domain.
@@ -127,7 +128,7 @@ export function keyedMac(
   purpose: KeyPurpose,
   key: KeyReference,
   domain: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array | string,
 ): string {
   checkDomain(domain);
   const message = frame(KEYED_MAC_TAG, domain, bytes);
@@ -144,7 +145,7 @@ export function keyedMacMatches(
   purpose: KeyPurpose,
   key: KeyReference,
   domain: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array | string,
   value: unknown,
 ): boolean {
   checkDomain(domain);
@@ -192,7 +193,8 @@ function mac(
 /** `tag` then, for the domain and the canonical payload, a u32 big-endian length and the bytes. */
 function framedMessage(tag: string, domain: string, payload: unknown): Buffer {
   checkDomain(domain);
-  return frame(tag, domain, canonicalBytes(payload));
+  // The canonical text is written into the message as UTF-8 directly: no separate byte copy.
+  return frame(tag, domain, canonicalize(payload));
 }
 
 function checkDomain(domain: string): void {
@@ -204,16 +206,26 @@ function checkDomain(domain: string): void {
   }
 }
 
-/** `tag` then, for the (checked) domain and `bytes`, a u32 big-endian length and the bytes. */
-function frame(tag: string, domain: string, bytes: Uint8Array): Buffer {
-  const parts = [Buffer.from(domain, 'utf8'), Buffer.from(bytes)];
-  const chunks: Buffer[] = [Buffer.from(tag, 'ascii')];
-  for (const part of parts) {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(part.length);
-    chunks.push(length, part);
+/**
+ * `tag` then, for the (checked) domain and `body` (bytes, or text taken as UTF-8), a u32
+ * big-endian length and the bytes — written into one buffer.
+ */
+function frame(tag: string, domain: string, body: Uint8Array | string): Buffer {
+  const tagLength = Buffer.byteLength(tag, 'ascii');
+  const domainLength = Buffer.byteLength(domain, 'utf8');
+  const bodyLength = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+  const message = Buffer.allocUnsafe(tagLength + 4 + domainLength + 4 + bodyLength);
+  let at = message.write(tag, 0, 'ascii');
+  at = message.writeUInt32BE(domainLength, at);
+  at += message.write(domain, at, 'utf8');
+  at = message.writeUInt32BE(bodyLength, at);
+  if (typeof body === 'string') at += message.write(body, at, 'utf8');
+  else {
+    message.set(body, at);
+    at += bodyLength;
   }
-  return Buffer.concat(chunks);
+  assert(at === message.length, 'a framed message was not filled exactly');
+  return message;
 }
 
 function decodeDigest(text: unknown): Buffer | undefined {

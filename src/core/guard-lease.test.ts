@@ -137,6 +137,41 @@ describe('an executor outliving its lease (window 2)', () => {
     expect(seen[1]?.signal.reason).toMatchObject({ code: 'lease_ended' });
   });
 
+  it('gives a host that reads its signal only after the lease ended one already aborted, and keeps listeners of an early reader', async () => {
+    const h = createHarness();
+    const late: AbortSignal[] = [];
+    const heard: unknown[] = [];
+    let first = true;
+    const refund = refundAction(h.provider, {
+      execute: async (_input, context: ExecuteContext) => {
+        if (first) {
+          // Reads the signal before the end and listens; the lease then ends mid-call.
+          first = false;
+          context.signal.addEventListener('abort', () => heard.push(context.signal.reason));
+          h.clock.advance(LEASE_MS);
+          expect(context.signal.aborted).toBe(true);
+        } else {
+          // Never looks until the lease is over: the signal it then reads is already aborted.
+          h.clock.advance(LEASE_MS);
+          late.push(context.signal);
+          expect(Object.keys(context)).toContain('signal');
+        }
+        return { kind: 'accepted', receipt: { id: `re_${heard.length}`, provider: 'payments' } };
+      },
+    });
+    await h.guard.run(refund, { tenant: h.tenant, input: refundArgs(), principal });
+    await h.guard.run(refund, {
+      tenant: h.tenant,
+      input: refundArgs({ orderId: 'ord_1002' }),
+      principal,
+    });
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toMatchObject({ code: 'lease_ended' });
+    expect(late).toHaveLength(1);
+    expect(late[0]?.aborted).toBe(true);
+    expect(late[0]?.reason).toMatchObject({ code: 'lease_ended' });
+  });
+
   it('gives verify the deadline of the lease it runs under', async () => {
     const h = createHarness();
     const deadlines: number[] = [];

@@ -95,13 +95,11 @@ async function runCompensator(
   const compensate = action.config.compensate;
   if (compensate === undefined) return { kind: 'failed', reason: 'compensation_not_declared' };
   try {
-    const raw = await underLease(context, heldLease(leased), (limits) =>
-      compensate(input as never, {
-        ...contextOf(leased),
-        ...limits,
-        receipts: leased.receipts,
-        compensationIdempotencyKey,
-      }),
+    const raw = await underLease(
+      context,
+      heldLease(leased),
+      { ...contextOf(leased), receipts: leased.receipts, compensationIdempotencyKey },
+      (hostContext) => compensate(input as never, hostContext),
     );
     return normaliseCompensateResult(context.keyRing, raw);
   } catch (error) {

@@ -33,6 +33,7 @@ import {
   commitmentData,
   contextOf,
   executedCommitment,
+  forgetSnapshotPlaintext,
   openSnapshot,
   outputPart,
   providerKeyOf,
@@ -301,6 +302,7 @@ export async function insertClaimedAndRun(
     events: [...insertEvents, started],
   });
   if (written.kind !== 'committed') return undefined;
+  forgetSnapshotPlaintext(context, record);
   return recordExecution(
     context,
     action,
@@ -331,6 +333,7 @@ async function claimAndRun<A extends ActionDefinition>(
       `Unexpected ${written.kind} while claiming`,
     );
   }
+  forgetSnapshotPlaintext(context, record);
   return done(
     await recordExecution(
       context,
@@ -367,8 +370,8 @@ async function runExecutor<A extends ActionDefinition>(
     return normaliseExecuteResult(
       context.keyRing,
       await countedAsRunning(context, claimed, () =>
-        underLease(context, lease, (limits) =>
-          action.config.execute(input as never, { ...contextOf(claimed), ...limits }),
+        underLease(context, lease, contextOf(claimed), (hostContext) =>
+          action.config.execute(input as never, hostContext),
         ),
       ),
     );

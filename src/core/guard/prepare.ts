@@ -49,6 +49,14 @@ import {
 } from './proposal-snapshot.js';
 
 const MAX_INPUT_BYTES = 64 * 1024;
+
+/**
+ * The empty lists a new record starts with, one frozen pair for all: every record is frozen
+ * when sealed anyway, and a store that keeps records (the memory store) then keeps no empty
+ * array per proposal.
+ */
+const NO_RECEIPTS: ProposalRecord['receipts'] = Object.freeze([]);
+const NO_EVIDENCE: readonly string[] = Object.freeze([]);
 const MAX_ISSUES = 20;
 
 /** Links a fresh proposal to the stale one it replaces after drift. */
@@ -466,11 +474,11 @@ async function insertProposal(
     lease: null,
     resendGeneration: 0,
     verificationAttempts: 0,
-    receipts: [],
-    compensationReceipts: [],
+    receipts: NO_RECEIPTS,
+    compensationReceipts: NO_RECEIPTS,
     supersededBy: null,
     supersedes: effect.supersedes,
-    countedEvidence: [],
+    countedEvidence: NO_EVIDENCE,
   };
   const events: LedgerEventDraft[] = [
     draft(context, 'contract_validated', proposal, action.typeName, {

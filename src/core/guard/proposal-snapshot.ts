@@ -62,9 +62,17 @@ export function factsDigestData(
   };
 }
 
+/** The last provider key made, by its hashed text: an action asks for it three times. */
+let lastProviderKey = { text: '', key: '' };
+
 /** Stable across retries and restarts; new only per allowed resend (I5). */
-export const providerKeyOf = (record: ProposalRecord, label = 'execute'): string =>
-  `sg-${sha256Hex(`sideguard/provider-idempotency-key/v1\u0000${label}\u0000${record.effectScope}\u0000${record.resendGeneration}`).slice(0, 48)}`;
+export function providerKeyOf(record: ProposalRecord, label = 'execute'): string {
+  const text = `sideguard/provider-idempotency-key/v1\u0000${label}\u0000${record.effectScope}\u0000${record.resendGeneration}`;
+  if (text !== lastProviderKey.text) {
+    lastProviderKey = { text, key: `sg-${sha256Hex(text).slice(0, 48)}` };
+  }
+  return lastProviderKey.key;
+}
 
 /** The associated data that ties a snapshot to its tenant and proposal. */
 export const snapshotAad = (tenant: string, proposal: string): string =>
@@ -123,6 +131,17 @@ export function sealSnapshot(
 }
 
 type SnapshotBody = { input?: JsonValue; preview?: JsonValue; facts?: JsonValue };
+
+/**
+ * Drops the plaintext {@link sealSnapshot} remembered for `record`'s snapshot, once its claim is
+ * committed: the executor has its input, and what opens the snapshot later (verification,
+ * compensation, `read`) is rare enough to decrypt and check it. Otherwise the plaintext of every
+ * proposal lived as long as its record — in the memory store, as long as the process (I8, and
+ * about a twentieth of the memory an action retained).
+ */
+export function forgetSnapshotPlaintext(context: GuardContext, record: ProposalRecord): void {
+  if (record.snapshot !== null) context.snapshotPlaintexts.delete(record.snapshot);
+}
 
 /**
  * Decrypts the snapshot and checks it still matches the commitment (execution boundary). A

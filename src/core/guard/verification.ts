@@ -54,13 +54,11 @@ export async function callVerify<A extends ActionDefinition>(
   try {
     return normaliseVerifyResult(
       context.keyRing,
-      await underLease(context, lease, (limits) =>
-        action.config.verify(input as never, {
-          ...contextOf(record),
-          ...limits,
-          receipts: record.receipts,
-          attempt,
-        }),
+      await underLease(
+        context,
+        lease,
+        { ...contextOf(record), receipts: record.receipts, attempt },
+        (hostContext) => action.config.verify(input as never, hostContext),
       ),
     );
   } catch (error) {

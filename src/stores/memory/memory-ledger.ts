@@ -18,15 +18,39 @@ export function emptyMemoryLedger(): MemoryLedger {
   return { events: [], byProposal: new Map() };
 }
 
-/** Appends sealed (frozen) events. */
+/**
+ * Appends sealed (frozen) events. A proposal's list is replaced by an exact-size copy once per
+ * commit rather than grown by `push`, which reserves room for about 17 events on the second one
+ * while a proposal has about six (memory retained per action).
+ */
 export function appendEvents(ledger: MemoryLedger, events: readonly LedgerEvent[]): void {
-  for (const event of events) {
+  let index = 0;
+  while (index < events.length) {
+    const event = events[index]!;
     ledger.events.push(event);
-    if (event.proposal === null) continue;
-    const own = ledger.byProposal.get(event.proposal);
-    if (own === undefined) ledger.byProposal.set(event.proposal, [event]);
-    else own.push(event);
+    index += 1;
+    const proposal = event.proposal;
+    if (proposal === null) continue;
+    // This proposal's run of events in the commit, taken whole.
+    let end = index;
+    while (end < events.length && events[end]!.proposal === proposal) {
+      ledger.events.push(events[end]!);
+      end += 1;
+    }
+    const run = events.slice(index - 1, end);
+    const own = ledger.byProposal.get(proposal);
+    ledger.byProposal.set(proposal, own === undefined ? run : joined(own, run));
+    index = end;
   }
+}
+
+/** `first` then `second` in one exact-size array (`concat` is several times slower here). */
+function joined(first: readonly LedgerEvent[], second: readonly LedgerEvent[]): LedgerEvent[] {
+  const all = new Array<LedgerEvent>(first.length + second.length);
+  let at = 0;
+  for (const event of first) all[at++] = event;
+  for (const event of second) all[at++] = event;
+  return all;
 }
 
 /** The events `query` asks for, in sequence order (a fresh array of the frozen events). */

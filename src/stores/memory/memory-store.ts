@@ -98,9 +98,11 @@ export function createMemoryStore(): GuardStore {
       if (write.proposal !== undefined) {
         const { record } = write.proposal;
         if (write.proposal.kind === 'insert') {
-          const ids = state.byEffect.get(record.effectScope) ?? [];
-          ids.push(record.proposal);
-          state.byEffect.set(record.effectScope, ids);
+          // An exact-size array: most effects have one proposal, and `push` onto an empty
+          // array would reserve 17 slots for each (memory retained per action).
+          const ids = state.byEffect.get(record.effectScope);
+          if (ids === undefined) state.byEffect.set(record.effectScope, [record.proposal]);
+          else ids.push(record.proposal);
         }
         state.proposals.set(record.proposal, deepFreeze(record));
       }
