@@ -22,18 +22,36 @@ const principal = 'agent-svc';
 /** The harness's refund without its drift check: `run` may insert it already claimed. */
 const direct = (provider: FakeProvider) => refundAction(provider, { resolve: undefined } as never);
 
-/** `store` with every commit's event types recorded, one line per commit. */
+/**
+ * `store` with every commit's event types recorded, one line per commit, and every call in
+ * `calls` (commits as `commit`, reads by their name).
+ */
 function counted(store: GuardStore) {
   const commits: string[] = [];
+  const calls: string[] = [];
   const commit = (write: StoreCommit) => {
     commits.push(write.events.map((event) => event.type).join('+'));
     return store.commit(write);
   };
   return {
     store: new Proxy(store, {
-      get: (target, key) => (key === 'commit' ? commit : Reflect.get(target, key)),
+      get: (target, key) => {
+        if (key === 'commit') {
+          return (write: StoreCommit) => {
+            calls.push('commit');
+            return commit(write);
+          };
+        }
+        const member = Reflect.get(target, key);
+        if (typeof member !== 'function' || key === 'close' || key === 'sync') return member;
+        return (...args: unknown[]) => {
+          calls.push(String(key));
+          return member.apply(target, args);
+        };
+      },
     }),
     commits,
+    calls,
   };
 }
 const directory = mkdtempSync(join(tmpdir(), 'sideguard-run-one-commit-'));
@@ -65,6 +83,33 @@ describe.each(stores)('run in one commit on the %s store', (_name, open) => {
       ['verification_observed', 'verified', 3],
     ]);
     expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+    await store.close();
+  });
+
+  it('reads the effect once: the claim check takes what prepare listed (decision 125)', async () => {
+    const { store, calls } = counted(open());
+    const { guard, tenant, provider } = createHarness({ store });
+    const result = await guard.run(direct(provider), { tenant, input: refundArgs(), principal });
+    expect(result.outcome).toBe('verified');
+    expect(calls).toEqual(['listProposalsByEffect', 'commit', 'commit']);
+    // A second effect after a released one: still one read, and the released proposal listed
+    // in it is checked for a claim it might still hold.
+    provider.steps = ['fail_known'];
+    const failed = await guard.run(direct(provider), {
+      tenant,
+      input: refundArgs({ amount: '43.00' }),
+      principal,
+    });
+    expect(failed.status).toBe('failed_known');
+    calls.length = 0;
+    const again = await guard.run(direct(provider), {
+      tenant,
+      input: refundArgs({ amount: '43.00', requestId: 'req-2' }),
+      principal,
+    });
+    expect(again).toMatchObject({ outcome: 'verified', status: 'verified' });
+    expect(again.proposal).not.toBe(failed.proposal);
+    expect(calls).toEqual(['listProposalsByEffect', 'commit', 'commit']);
     await store.close();
   });
 

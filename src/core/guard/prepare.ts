@@ -22,6 +22,7 @@ import {
   type PolicyDecision,
   type ProposalStatus,
 } from '../vocabulary.js';
+import type { ListedEffect } from './authenticated-store.js';
 import {
   after,
   checkAction,
@@ -59,12 +60,13 @@ export interface SupersedeLink {
 
 /**
  * `run`'s way to insert an authorized proposal already claimed and execute it (decision 124):
- * given the record and its insert events, the execution's answer, or undefined to insert it as
- * `prepare` does.
+ * given the record, its insert events and what `prepare` listed for its effect scope
+ * (decision 125), the execution's answer, or undefined to insert it as `prepare` does.
  */
 export type ClaimAtInsert = (
   record: ProposalRecord,
   events: readonly LedgerEventDraft[],
+  listed: ListedEffect,
 ) => Promise<GuardResult | undefined>;
 
 /** Who proposes what, checked. */
@@ -329,7 +331,11 @@ export async function prepareProposal(
     const issue = { path: '(policy)', code: verdict.reasonCode, message: verdict.message };
     return reject(context, who, [issue], verdict.reasonCode);
   }
-  const existing = (await context.store.listProposalsByEffect(who.tenant, effectScope)).find(
+  const listed: ListedEffect = {
+    effectScope,
+    records: await context.store.listProposalsByEffect(who.tenant, effectScope),
+  };
+  const existing = listed.records.find(
     (record) =>
       !EFFECT_RELEASED_STATUSES.has(record.status) && record.proposal !== link?.supersedes,
   );
@@ -357,7 +363,9 @@ export async function prepareProposal(
       initialStatus,
       supersedes: link?.supersedes ?? null,
     },
-    link === undefined ? claimAtInsert : undefined,
+    link === undefined && claimAtInsert !== undefined
+      ? (record, events) => claimAtInsert(record, events, listed)
+      : undefined,
   );
 }
 
@@ -429,7 +437,12 @@ async function insertProposal(
     readonly initialStatus: ProposalStatus;
     readonly supersedes: string | null;
   },
-  claimAtInsert: ClaimAtInsert | undefined,
+  claimAtInsert:
+    | ((
+        record: ProposalRecord,
+        events: readonly LedgerEventDraft[],
+      ) => Promise<GuardResult | undefined>)
+    | undefined,
 ): Promise<GuardResult> {
   const { action, tenant, proposal } = who;
   const now = context.clock.now();
