@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryStore, type GuardStore, type StoreCommit } from '../../src/index.js';
+import { createPostgresStore } from '../../src/stores/postgres/index.js';
 import { createSqliteStore } from '../../src/stores/sqlite/index.js';
 import {
   createHarness,
@@ -16,6 +17,7 @@ import {
   refundAction,
   refundArgs,
 } from '../support/guard-harness.js';
+import { freshTestSchema, postgresTestUrl, type TestSchema } from '../support/postgres.js';
 
 const principal = 'agent-svc';
 
@@ -54,17 +56,41 @@ function counted(store: GuardStore) {
     calls,
   };
 }
-const directory = mkdtempSync(join(tmpdir(), 'sideguard-run-one-commit-'));
-afterAll(() => rmSync(directory, { recursive: true, force: true }));
+/** `store` as an adapter that does not declare `refusesListedEffects`: the guard lists first. */
+function listing(store: GuardStore): GuardStore {
+  return new Proxy(store, {
+    get: (target, key) =>
+      key === 'refusesListedEffects' ? undefined : Reflect.get(target, key, target),
+  });
+}
 
-const stores: readonly [string, () => GuardStore][] = [
+const directory = mkdtempSync(join(tmpdir(), 'sideguard-run-one-commit-'));
+const url = await postgresTestUrl();
+const schemas: TestSchema[] = [];
+afterAll(async () => {
+  rmSync(directory, { recursive: true, force: true });
+  for (const schema of schemas) await schema.drop();
+});
+
+/** A PostgreSQL store on a schema of its own (every test uses the harness's one tenant). */
+async function openPostgres(): Promise<GuardStore> {
+  if (url === undefined) throw new Error('PostgreSQL is not configured');
+  const schema = freshTestSchema(url, 'run_one_commit');
+  schemas.push(schema);
+  return createPostgresStore({ connectionString: url, schema: schema.schema });
+}
+
+const stores: readonly [string, () => GuardStore | Promise<GuardStore>][] = [
   ['memory', () => createMemoryStore()],
   ['SQLite', () => createSqliteStore({ path: join(directory, `${Math.random()}.db`) })],
+  ...(url === undefined
+    ? []
+    : [['PostgreSQL', openPostgres] as [string, () => Promise<GuardStore>]]),
 ];
 
 describe.each(stores)('run in one commit on the %s store', (_name, open) => {
   it('inserts the allowed proposal already claimed: the same events and revisions as two commits', async () => {
-    const { store, commits } = counted(open());
+    const { store, commits } = counted(await open());
     const { guard, tenant, provider } = createHarness({ store });
     const result = await guard.run(direct(provider), { tenant, input: refundArgs(), principal });
     expect(result).toMatchObject({ outcome: 'verified', status: 'verified', revision: 3 });
@@ -87,7 +113,7 @@ describe.each(stores)('run in one commit on the %s store', (_name, open) => {
   });
 
   it('reads the effect once: the claim check takes what prepare listed (decision 125)', async () => {
-    const { store, calls } = counted(open());
+    const { store, calls } = counted(listing(await open()));
     const { guard, tenant, provider } = createHarness({ store });
     const result = await guard.run(direct(provider), { tenant, input: refundArgs(), principal });
     expect(result.outcome).toBe('verified');
@@ -113,8 +139,65 @@ describe.each(stores)('run in one commit on the %s store', (_name, open) => {
     await store.close();
   });
 
+  it('reads nothing before an effect it does not hold, and lists it when it does (decision 126)', async () => {
+    const { store, calls, commits } = counted(await open());
+    expect(store.refusesListedEffects).toBe(true);
+    const { guard, tenant, provider } = createHarness({ store });
+    const refund = direct(provider);
+    const first = await guard.run(refund, { tenant, input: refundArgs(), principal });
+    expect(first).toMatchObject({ outcome: 'verified', status: 'verified', revision: 3 });
+    expect(calls).toEqual(['commit', 'commit']);
+    // The same effect again: the unlisted insert is refused whole, then listing finds the owner.
+    calls.length = 0;
+    commits.length = 0;
+    const again = await guard.run(refund, {
+      tenant,
+      input: refundArgs({ requestId: 'req-2' }),
+      principal,
+    });
+    expect(again).toMatchObject({ outcome: 'replayed', proposal: first.proposal });
+    expect(calls).toEqual(['commit', 'listProposalsByEffect', 'commit']);
+    expect(commits).toEqual([
+      'contract_validated+policy_decided+idempotency_decided+commit_started',
+      'retry_resolved',
+    ]);
+    expect(provider.calls.execute).toBe(1);
+    const ledger = await store.readLedger({ tenant });
+    expect(ledger.filter((event) => event.proposal === again.proposal).length).toBe(7);
+    expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+    await store.close();
+  });
+
+  it('64 concurrent runs of one effect, no listing first: one execution, every caller verified or replayed', async () => {
+    const store = await open();
+    const { guard, tenant, provider } = createHarness({ store });
+    const refund = direct(provider);
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, index) =>
+        guard.run(refund, { tenant, input: refundArgs({ requestId: `req-${index}` }), principal }),
+      ),
+    );
+    expect(provider.calls.execute).toBe(1);
+    expect(provider.writes.size).toBe(1);
+    const executed = results.filter((result) => result.outcome === 'verified');
+    expect(executed).toHaveLength(1);
+    for (const result of results) {
+      expect(['verified', 'replayed']).toContain(result.outcome);
+      expect(result.proposal).toBe(executed[0]?.proposal);
+    }
+    const ledger = await store.readLedger({ tenant });
+    expect(ledger.filter((event) => event.type === 'commit_started')).toHaveLength(1);
+    const superseded = ledger.filter((event) => event.type === 'superseded').length;
+    const resolved = ledger.filter((event) => event.type === 'retry_resolved').length;
+    expect(superseded + resolved).toBe(63);
+    expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+    await store.close();
+  });
+
   it('64 concurrent runs of one effect: one execution, every caller verified or replayed', async () => {
-    const store = open();
+    // A store that lists first (as a host's adapter without `refusesListedEffects` does), so
+    // the racing callers meet the combined commit's refusal and its fall-back.
+    const store = listing(await open());
     const { guard, tenant, provider } = createHarness({ store });
     const refund = direct(provider);
     const results = await Promise.all(
@@ -144,7 +227,7 @@ describe.each(stores)('run in one commit on the %s store', (_name, open) => {
   });
 
   it("a run while the effect's owner executes is answered with the owner, and nothing runs twice", async () => {
-    const store = open();
+    const store = await open();
     const { guard, tenant, provider } = createHarness({ store });
     const refund = direct(provider);
     provider.steps = ['hang_after_write'];

@@ -224,6 +224,22 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     );
   };
 
+  /**
+   * For an insert only while the effect is unlisted (decision 126): the store applies it only
+   * if it holds no proposal of the scope, so no record can hold the claim it takes.
+   */
+  const unlistedScope = (write: StoreCommit): ListedEffect | undefined => {
+    if (write.onlyIfEffectUnlisted !== true) return undefined;
+    assert(
+      inner.refusesListedEffects === true,
+      'onlyIfEffectUnlisted is asked only of a store that declares refusesListedEffects',
+    );
+    const change = write.proposal;
+    return change?.kind === 'insert'
+      ? { effectScope: change.record.effectScope, records: [] }
+      : undefined;
+  };
+
   const commit = async (write: StoreCommit, listed?: ListedEffect): Promise<StoreCommitResult> => {
     const change = write.proposal;
     const counted = new Set(change?.record.countedEvidence ?? []);
@@ -238,7 +254,9 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     if (change.kind === 'update' && change.record.lease !== null) {
       checks.push(checkNotRolledBack(write.tenant, change.expectedRevision, change.record));
     }
-    if (write.claim !== undefined) checks.push(checkClaimIntact(write, write.claim, listed));
+    if (write.claim !== undefined) {
+      checks.push(checkClaimIntact(write, write.claim, listed ?? unlistedScope(write)));
+    }
     const refused = (await Promise.all(checks)).find((result) => result !== undefined);
     if (refused !== undefined) return refused;
     const result = await inner.commit({
@@ -251,6 +269,7 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
 
   return {
     kind: inner.kind,
+    ...(inner.refusesListedEffects === true ? { refusesListedEffects: true } : {}),
     commit: (write) => commit(write),
     commitListed: (write, listed) => commit(write, listed),
     getProposal: async (tenant, proposal) => checked(await inner.getProposal(tenant, proposal)),

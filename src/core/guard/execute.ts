@@ -281,7 +281,7 @@ export async function insertClaimedAndRun(
   action: ActionDefinition,
   record: ProposalRecord,
   insertEvents: readonly LedgerEventDraft[],
-  listed: ListedEffect,
+  listed: ListedEffect | undefined,
 ): Promise<GuardResult | undefined> {
   if (
     record.status !== 'authorized' ||
@@ -298,7 +298,8 @@ export async function insertClaimedAndRun(
   const { claimed, claim, started } = claimOf(context, action, record, { input, facts }, now);
   // The claim check takes what `prepare` just listed for the scope instead of a second read
   // (decision 125): a claim taken since makes the store refuse this commit (`effect_claimed`),
-  // and the fall-back below claims again with a fresh read.
+  // and the fall-back below claims again with a fresh read. Not listed, the insert applies only
+  // while the tenant holds no proposal of the effect (decision 126).
   const written = await commit(
     context,
     {
@@ -306,6 +307,7 @@ export async function insertClaimedAndRun(
       proposal: { kind: 'insert', record: claimed },
       claim,
       events: [...insertEvents, started],
+      ...(listed === undefined ? { onlyIfEffectUnlisted: true } : {}),
     },
     listed,
   );

@@ -61,12 +61,14 @@ export interface SupersedeLink {
 /**
  * `run`'s way to insert an authorized proposal already claimed and execute it (decision 124):
  * given the record, its insert events and what `prepare` listed for its effect scope
- * (decision 125), the execution's answer, or undefined to insert it as `prepare` does.
+ * (decision 125) — or undefined when it did not list it, and the insert must then apply only
+ * while the tenant holds no proposal of the effect (decision 126) — the execution's answer, or
+ * undefined when it was not done that way.
  */
 export type ClaimAtInsert = (
   record: ProposalRecord,
   events: readonly LedgerEventDraft[],
-  listed: ListedEffect,
+  listed: ListedEffect | undefined,
 ) => Promise<GuardResult | undefined>;
 
 /** Who proposes what, checked. */
@@ -331,6 +333,25 @@ export async function prepareProposal(
     const issue = { path: '(policy)', code: verdict.reasonCode, message: verdict.message };
     return reject(context, who, [issue], verdict.reasonCode);
   }
+  if (
+    mode === 'commit' &&
+    link === undefined &&
+    claimAtInsert !== undefined &&
+    verdict.decision === 'allow' &&
+    context.store.refusesListedEffects === true
+  ) {
+    // Decision 126: insert and claim without listing the effect first, only while the tenant
+    // holds no proposal of it; when that does not land, list and go on as below.
+    const effect: NewEffect = {
+      semanticEffectKey,
+      effectScope,
+      initialStatus: 'authorized',
+      supersedes: null,
+    };
+    const fresh = newProposal(context, who, valid, verdict, effect);
+    const ran = await claimAtInsert(fresh.record, fresh.events, undefined);
+    if (ran !== undefined) return ran;
+  }
   const listed: ListedEffect = {
     effectScope,
     records: await context.store.listProposalsByEffect(who.tenant, effectScope),
@@ -426,17 +447,20 @@ async function replayExisting(
   });
 }
 
+/** What a new proposal is: its effect, the status the policy gave it, what it replaces. */
+interface NewEffect {
+  readonly semanticEffectKey: string;
+  readonly effectScope: string;
+  readonly initialStatus: ProposalStatus;
+  readonly supersedes: string | null;
+}
+
 async function insertProposal(
   context: GuardContext,
   who: Proposing,
   valid: ValidInput,
   verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
-  effect: {
-    readonly semanticEffectKey: string;
-    readonly effectScope: string;
-    readonly initialStatus: ProposalStatus;
-    readonly supersedes: string | null;
-  },
+  effect: NewEffect,
   claimAtInsert:
     | ((
         record: ProposalRecord,
@@ -444,6 +468,34 @@ async function insertProposal(
       ) => Promise<GuardResult | undefined>)
     | undefined,
 ): Promise<GuardResult> {
+  const { tenant, proposal } = who;
+  const preview = valid.preview;
+  const { record, events } = newProposal(context, who, valid, verdict, effect);
+  if (claimAtInsert !== undefined && record.status === 'authorized') {
+    const ran = await claimAtInsert(record, events);
+    if (ran !== undefined) return ran;
+  }
+  const written = await commit(context, { tenant, proposal: { kind: 'insert', record }, events });
+  if (written.kind !== 'committed') {
+    throw new StoreInvariantError(
+      'proposal_id_collision',
+      `The ${context.store.kind} store refused new proposal ${proposal} (${written.kind}); ids must be unique`,
+    );
+  }
+  return resultOf(record, outcomeOfStatus(effect.initialStatus), {
+    reasonCode: verdict.reasonCode,
+    ...(preview === undefined ? {} : { preview }),
+  });
+}
+
+/** The new proposal's record (commitment, sealed snapshot) and its insert events, at `now`. */
+function newProposal(
+  context: GuardContext,
+  who: Proposing,
+  valid: ValidInput,
+  verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
+  effect: NewEffect,
+): { readonly record: ProposalRecord; readonly events: LedgerEventDraft[] } {
   const { action, tenant, proposal } = who;
   const now = context.clock.now();
   const preview = valid.preview;
@@ -512,19 +564,5 @@ async function insertProposal(
       after(record),
     ),
   ];
-  if (claimAtInsert !== undefined && record.status === 'authorized') {
-    const ran = await claimAtInsert(record, events);
-    if (ran !== undefined) return ran;
-  }
-  const written = await commit(context, { tenant, proposal: { kind: 'insert', record }, events });
-  if (written.kind !== 'committed') {
-    throw new StoreInvariantError(
-      'proposal_id_collision',
-      `The ${context.store.kind} store refused new proposal ${proposal} (${written.kind}); ids must be unique`,
-    );
-  }
-  return resultOf(record, outcomeOfStatus(effect.initialStatus), {
-    reasonCode: verdict.reasonCode,
-    ...(preview === undefined ? {} : { preview }),
-  });
+  return { record, events };
 }
