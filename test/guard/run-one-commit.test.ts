@@ -64,6 +64,36 @@ function listing(store: GuardStore): GuardStore {
   });
 }
 
+/**
+ * 64 concurrent `run`s of one effect on `store`: one execution and write, every caller answered
+ * with the owner (verified, or replayed — also while the owner still executes), one
+ * `commit_started`, and each of the 63 others recorded as superseded or `retry_resolved`.
+ */
+async function expectStorm(store: GuardStore): Promise<{ readonly superseded: number }> {
+  const { guard, tenant, provider } = createHarness({ store });
+  const refund = direct(provider);
+  const results = await Promise.all(
+    Array.from({ length: 64 }, (_, index) =>
+      guard.run(refund, { tenant, input: refundArgs({ requestId: `req-${index}` }), principal }),
+    ),
+  );
+  expect(provider.calls.execute).toBe(1);
+  expect(provider.writes.size).toBe(1);
+  const executed = results.filter((result) => result.outcome === 'verified');
+  expect(executed).toHaveLength(1);
+  for (const result of results) {
+    expect(['verified', 'replayed']).toContain(result.outcome);
+    expect(result.proposal).toBe(executed[0]?.proposal);
+  }
+  const ledger = await store.readLedger({ tenant });
+  expect(ledger.filter((event) => event.type === 'commit_started')).toHaveLength(1);
+  const superseded = ledger.filter((event) => event.type === 'superseded').length;
+  const resolved = ledger.filter((event) => event.type === 'retry_resolved').length;
+  expect(superseded + resolved).toBe(63);
+  expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+  return { superseded };
+}
+
 const directory = mkdtempSync(join(tmpdir(), 'sideguard-run-one-commit-'));
 const url = await postgresTestUrl();
 const schemas: TestSchema[] = [];
@@ -170,59 +200,18 @@ describe.each(stores)('run in one commit on the %s store', (_name, open) => {
 
   it('64 concurrent runs of one effect, no listing first: one execution, every caller verified or replayed', async () => {
     const store = await open();
-    const { guard, tenant, provider } = createHarness({ store });
-    const refund = direct(provider);
-    const results = await Promise.all(
-      Array.from({ length: 64 }, (_, index) =>
-        guard.run(refund, { tenant, input: refundArgs({ requestId: `req-${index}` }), principal }),
-      ),
-    );
-    expect(provider.calls.execute).toBe(1);
-    expect(provider.writes.size).toBe(1);
-    const executed = results.filter((result) => result.outcome === 'verified');
-    expect(executed).toHaveLength(1);
-    for (const result of results) {
-      expect(['verified', 'replayed']).toContain(result.outcome);
-      expect(result.proposal).toBe(executed[0]?.proposal);
-    }
-    const ledger = await store.readLedger({ tenant });
-    expect(ledger.filter((event) => event.type === 'commit_started')).toHaveLength(1);
-    const superseded = ledger.filter((event) => event.type === 'superseded').length;
-    const resolved = ledger.filter((event) => event.type === 'retry_resolved').length;
-    expect(superseded + resolved).toBe(63);
-    expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
+    await expectStorm(store);
     await store.close();
   });
 
   it('64 concurrent runs of one effect: one execution, every caller verified or replayed', async () => {
     // A store that lists first (as a host's adapter without `refusesListedEffects` does), so
-    // the racing callers meet the combined commit's refusal and its fall-back.
+    // the racing callers meet the combined commit's refusal and its fall-back: every other
+    // caller either found the owner while preparing, or lost the combined commit to it and was
+    // superseded on the insert-then-claim path.
     const store = listing(await open());
-    const { guard, tenant, provider } = createHarness({ store });
-    const refund = direct(provider);
-    const results = await Promise.all(
-      Array.from({ length: 64 }, (_, index) =>
-        guard.run(refund, { tenant, input: refundArgs({ requestId: `req-${index}` }), principal }),
-      ),
-    );
-    expect(provider.calls.execute).toBe(1);
-    expect(provider.writes.size).toBe(1);
-    const executed = results.filter((result) => result.outcome === 'verified');
-    expect(executed).toHaveLength(1);
-    // A caller answered while the owner still executes is replayed with the owner's status.
-    for (const result of results) {
-      expect(['verified', 'replayed']).toContain(result.outcome);
-      expect(result.proposal).toBe(executed[0]?.proposal);
-    }
-    const ledger = await store.readLedger({ tenant });
-    expect(ledger.filter((event) => event.type === 'commit_started')).toHaveLength(1);
-    // Every other caller either found the owner while preparing, or lost the combined commit
-    // to it and was superseded on the insert-then-claim path.
-    const superseded = ledger.filter((event) => event.type === 'superseded').length;
-    const resolved = ledger.filter((event) => event.type === 'retry_resolved').length;
-    expect(superseded + resolved).toBe(63);
+    const { superseded } = await expectStorm(store);
     expect(superseded).toBeGreaterThan(0);
-    expect(await guard.verifyLedger({ tenant })).toMatchObject({ kind: 'valid' });
     await store.close();
   });
 

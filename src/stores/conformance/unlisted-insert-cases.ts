@@ -8,10 +8,8 @@ import { strict as assert } from 'node:assert';
 import type { GuardStore, ProposalRecord, StoreCommit } from '../../core/store.js';
 import { assertInvariantError, assertValidChain } from './conformance-assert.js';
 import {
-  BASE_MS,
   type ConformanceTest,
-  claimFor,
-  draft,
+  claimedInsert,
   freshTenant,
   insertCommit,
   mustCommit,
@@ -23,25 +21,10 @@ import {
 } from './conformance-fixtures.js';
 
 /** `value` inserted already executing with its claim (as `run` inserts it), only if unlisted. */
-function unlistedClaimedInsert(value: ProposalRecord): StoreCommit {
-  const executing: ProposalRecord = {
-    ...value,
-    revision: 2,
-    status: 'executing',
-    lease: { owner: 'lease-1', expiresAtMs: BASE_MS + 60_000 },
-    dueAtMs: BASE_MS + 60_000,
-  };
-  return {
-    tenant: value.tenant,
-    proposal: { kind: 'insert', record: executing },
-    claim: claimFor(value),
-    events: [
-      draft(value.proposal, 'idempotency_decided', 'authorized', 1, { reasonCode: 'x' }),
-      draft(value.proposal, 'commit_started', 'executing', 2, { attempt: 1 }),
-    ],
-    onlyIfEffectUnlisted: true,
-  };
-}
+const unlistedClaimedInsert = (value: ProposalRecord): StoreCommit => ({
+  ...claimedInsert(value),
+  onlyIfEffectUnlisted: true,
+});
 
 /** A store that does not declare the refusal is not asked for it (the guard lists first). */
 const declares = (store: GuardStore): boolean => store.refusesListedEffects === true;
