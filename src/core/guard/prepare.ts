@@ -333,23 +333,14 @@ export async function prepareProposal(
     const issue = { path: '(policy)', code: verdict.reasonCode, message: verdict.message };
     return reject(context, who, [issue], verdict.reasonCode);
   }
-  if (
-    mode === 'commit' &&
-    link === undefined &&
-    claimAtInsert !== undefined &&
-    verdict.decision === 'allow' &&
-    context.store.refusesListedEffects === true
-  ) {
-    // Decision 126: insert and claim without listing the effect first, only while the tenant
-    // holds no proposal of it; when that does not land, list and go on as below.
+  if (link === undefined && claimAtInsert !== undefined) {
     const effect: NewEffect = {
       semanticEffectKey,
       effectScope,
       initialStatus: 'authorized',
       supersedes: null,
     };
-    const fresh = newProposal(context, who, valid, verdict, effect);
-    const ran = await claimAtInsert(fresh.record, fresh.events, undefined);
+    const ran = await claimUnlisted(context, who, valid, verdict, effect, claimAtInsert);
     if (ran !== undefined) return ran;
   }
   const listed: ListedEffect = {
@@ -388,6 +379,33 @@ export async function prepareProposal(
       ? (record, events) => claimAtInsert(record, events, listed)
       : undefined,
   );
+}
+
+/**
+ * Decision 126: `run` inserts and claims an allowed new proposal without listing its effect
+ * first, on a store that refuses the insert while the tenant holds a proposal of the effect.
+ * Undefined when it does not apply or did not land: the caller then lists and goes on.
+ */
+async function claimUnlisted(
+  context: GuardContext,
+  who: Proposing,
+  valid: ValidInput,
+  verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
+  effect: NewEffect,
+  claimAtInsert: ClaimAtInsert,
+): Promise<GuardResult | undefined> {
+  if (
+    who.mode !== 'commit' ||
+    verdict.decision !== 'allow' ||
+    // An action with a drift check is never inserted claimed (decision 124): do not build the
+    // proposal twice for it.
+    who.action.config.resolve !== undefined ||
+    context.store.refusesListedEffects !== true
+  ) {
+    return undefined;
+  }
+  const fresh = newProposal(context, who, valid, verdict, effect);
+  return claimAtInsert(fresh.record, fresh.events, undefined);
 }
 
 async function recordDryRun(
