@@ -173,16 +173,28 @@ function noopAction({ defineAction }) {
   });
 }
 
-/** `callers` loops calling `call()` for `durationMs`; the rate and CPU per completed call. */
-async function drive(callers, durationMs, call) {
+/**
+ * Warm-up per process, counted in calls (capped in time): V8 optimises by work done, and a guard
+ * process's CPU per action falls for its first ~800 actions; 300 ms at ~150 actions/s left it cold.
+ */
+const WARMUP_CALLS = 1_500;
+const WARMUP_MAX_MS = 20_000;
+
+/**
+ * `callers` loops calling `call()` for `durationMs` (or until `maxCalls` calls were made); the
+ * rate and CPU per completed call.
+ */
+async function drive(callers, durationMs, call, maxCalls = Number.POSITIVE_INFINITY) {
   let completed = 0;
   let failed = 0;
   const serverBefore = serverCpuSeconds(SERVER_PID);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + durationMs;
+  let issued = 0;
   const loop = async () => {
-    while (performance.now() < deadline) {
+    while (performance.now() < deadline && issued < maxCalls) {
+      issued += 1;
       try {
         if (await call()) completed += 1;
         else failed += 1;
@@ -262,7 +274,7 @@ async function childMain() {
     close = () => store.close();
   }
   // Warm up, then wait for the parent's start so all processes measure the same interval.
-  await drive(CALLERS_PER_PROCESS, 300, call);
+  await drive(CALLERS_PER_PROCESS, WARMUP_MAX_MS, call, WARMUP_CALLS);
   process.send({ kind: 'ready' });
   process.once('message', async () => {
     const before = snapshotCounts();
@@ -318,7 +330,7 @@ async function c1Contender(name, dist, schema) {
   const build = await loadBuild(dist);
   const { store, guard } = await openGuard(build, schema, 10);
   const call = actionCall(guard, noopAction(build), 1, `c1-${name}`);
-  await drive(1, 300, call);
+  await drive(1, WARMUP_MAX_MS, call, WARMUP_CALLS);
   const runs = [];
   return {
     name,
@@ -355,7 +367,7 @@ async function measureC1(schema, durationMs) {
   installCounter();
   const pool = new pg.Pool({ connectionString: URL, max: 1 });
   const bare = bareCall(pool, schema);
-  await drive(1, 300, bare);
+  await drive(1, WARMUP_MAX_MS, bare, WARMUP_CALLS);
   const contenders = [];
   for (const [name, dist] of Object.entries(DISTS)) {
     contenders.push(await c1Contender(name, dist, schema));

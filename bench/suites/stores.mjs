@@ -31,11 +31,24 @@ const POSTGRES_PROCESSES = 4;
 /** Lengths and counts; `--quick` shrinks them for a smoke check. */
 function settings(quick) {
   return quick
-    ? { runs: 2, durationMs: 300, warmupMs: 100, syncMs: 300, storms: 2, maxActionsPerRun: 5_000 }
+    ? {
+        runs: 2,
+        durationMs: 300,
+        warmupCalls: 50,
+        warmupMaxMs: 100,
+        syncMs: 300,
+        storms: 2,
+        maxActionsPerRun: 5_000,
+      }
     : {
         runs: 3,
         durationMs: 2_000,
-        warmupMs: 300,
+        // Warm-up counted in actions per process, not in time: V8 optimises by work done, and
+        // a guard process's CPU per action falls for its first ~800 actions (PostgreSQL c1 from
+        // ~7 ms to ~2.5 ms, memory from ~3 ms to ~0.7 ms, measured 2026-12-01). A time-boxed
+        // warm-up left the slow contenders (PostgreSQL: ~50 actions in 300 ms) mostly cold.
+        warmupCalls: 1_500,
+        warmupMaxMs: 20_000,
         syncMs: 2_000,
         storms: 10,
         maxActionsPerRun: 60_000,
@@ -166,7 +179,7 @@ async function openContenders({ dir, open, cleanups, skipped, log }) {
 /** Benchmark suite entry point (called by bench/run.mjs). */
 export async function run({ log = console.log, quick = false } = {}) {
   const config = settings(quick);
-  const { runs, durationMs, warmupMs, syncMs, maxActionsPerRun } = config;
+  const { runs, durationMs, warmupCalls, warmupMaxMs, syncMs, maxActionsPerRun } = config;
   const dir = join(tmpRoot, `stores-${process.pid}-${randomBytes(3).toString('hex')}`);
   mkdirSync(dir, { recursive: true });
   const cleanups = [];
@@ -192,8 +205,14 @@ export async function run({ log = console.log, quick = false } = {}) {
         maxCalls: Math.ceil(maxActionsPerRun / contender.group.processes),
         label,
       });
-    for (const contender of contenders)
-      await measureOnce(contender, warmupMs, `warm-${contender.name}-${contender.key}`);
+    for (const contender of contenders) {
+      await contender.group.measure({
+        ...contender.options,
+        durationMs: warmupMaxMs,
+        maxCalls: warmupCalls,
+        label: `warm-${contender.name}-${contender.key}`,
+      });
+    }
 
     const syncSamples = [];
     const samples = new Map(contenders.map((contender) => [contender, []]));

@@ -65,8 +65,8 @@ export function createGuardCore(config: GuardCoreConfig): Guard {
         action,
         { ...options, mode: 'commit' },
         undefined,
-        async (record, events) => {
-          const result = await insertClaimedAndRun(context, action, record, events);
+        async (record, events, listed) => {
+          const result = await insertClaimedAndRun(context, action, record, events, listed);
           executed = result !== undefined;
           return result;
         },

@@ -25,6 +25,9 @@ export function assertCommitShape(write: StoreCommit): void {
   ) {
     fail(`durability must be 'synced' or 'deferred', got ${String(write.durability)}`);
   }
+  if (write.onlyIfEffectUnlisted === true && write.proposal?.kind !== 'insert') {
+    fail('onlyIfEffectUnlisted applies only to an insert');
+  }
   if (write.proposal !== undefined) {
     const { record } = write.proposal;
     if (record.tenant !== write.tenant) fail('proposal tenant differs from the commit tenant');

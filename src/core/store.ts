@@ -163,6 +163,14 @@ export interface StoreCommit {
    *   which keeps nothing, does).
    */
   readonly durability?: CommitDurability;
+  /**
+   * Only with an insert, and only to a store that declares `refusesListedEffects`: the commit
+   * applies only if the tenant holds no proposal — in any status — whose `effectScope` is the
+   * inserted record's; otherwise it is refused whole with `effect_listed`. Decided in the
+   * commit's own transaction, so `run` need not list the effect before inserting (decision 126).
+   * @default false
+   */
+  readonly onlyIfEffectUnlisted?: boolean;
 }
 
 /** See `StoreCommit.durability`. */
@@ -174,7 +182,9 @@ export type StoreCommitResult =
   | { readonly kind: 'revision_conflict'; readonly current: ProposalRecord | undefined }
   | { readonly kind: 'proposal_exists' }
   | { readonly kind: 'effect_claimed'; readonly owner: string }
-  | { readonly kind: 'evidence_duplicate'; readonly evidenceDigest: string };
+  | { readonly kind: 'evidence_duplicate'; readonly evidenceDigest: string }
+  /** `onlyIfEffectUnlisted` was set and the tenant holds a proposal of that effect scope. */
+  | { readonly kind: 'effect_listed' };
 
 /** Filters for `readLedger`. */
 export interface LedgerQuery {
@@ -230,6 +240,11 @@ export interface ProposalListQuery {
 export interface GuardStore {
   /** A short adapter name for messages, e.g. `memory`, `sqlite`, `postgres`. */
   readonly kind: string;
+  /**
+   * True when `commit` honours `StoreCommit.onlyIfEffectUnlisted` (decision 126); the guard
+   * then inserts `run`'s proposal without listing its effect first. Absent: the guard lists.
+   */
+  readonly refusesListedEffects?: boolean;
   /** Applies one atomic write (see `StoreCommit`). */
   commit(write: StoreCommit): Promise<StoreCommitResult>;
   /** The proposal, or undefined if this tenant has none with that id. */

@@ -23,7 +23,7 @@ import {
 import { createPostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { createSqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { APPROVAL_AMOUNT, decide, ledgerOf, PRINCIPAL } from '../support/evidence-helpers.js';
-import { createHarness, refundArgs } from '../support/guard-harness.js';
+import { createHarness, ERASER, refundAction, refundArgs } from '../support/guard-harness.js';
 import { freshTestSchema, postgresTestUrl } from '../support/postgres.js';
 
 /** Direct access to what a store holds, bypassing Sideguard (what an attacker with DB access has). */
@@ -386,6 +386,39 @@ describe.each(STORES)('a %s store edited outside Sideguard', (_name, open) => {
     const row = await tamper.readRow(h.tenant, a);
     await tamper.deleteClaim(h.tenant, row.effectScope);
     await expectRefused(setup, executing(h, b), 'effect_claim_altered', 1);
+  });
+});
+
+describe.each(STORES)('run on a %s store reading the effect once (decision 125)', (_name, open) => {
+  it("refuses run's combined claim when an erased proposal holds the effect by its record but its claim row was deleted", async (context) => {
+    const setup = await setUp(open);
+    const { h, tamper } = setup;
+    if (tamper.deleteClaim === undefined) {
+      await tamper.close();
+      context.skip('the memory store keeps its claims out of reach: there is nothing to delete');
+      return;
+    }
+    // Without a drift check, `run` inserts and claims in one commit, its claim check taking
+    // what `prepare` listed for the effect.
+    const direct = refundAction(h.provider, { resolve: undefined } as never);
+    const run = (requestId: string) =>
+      h.guard.run(direct, {
+        tenant: h.tenant,
+        input: refundArgs({ amount: '42.00', requestId }),
+        principal: PRINCIPAL,
+      });
+    const first = await run('r-1');
+    expect(first.outcome).toBe('verified');
+    // Erased, the proposal no longer answers for its effect, but its receipt keeps the claim.
+    const erased = await h.guard.erase(direct, {
+      tenant: h.tenant,
+      proposal: first.proposal,
+      reader: ERASER,
+    });
+    expect(erased.status).toBe('erased');
+    const row = await tamper.readRow(h.tenant, first.proposal);
+    await tamper.deleteClaim(h.tenant, row.effectScope);
+    await expectRefused(setup, run('r-2'), 'effect_claim_altered', 1);
   });
 });
 

@@ -38,6 +38,20 @@ export interface AuthenticatedStore extends GuardStore {
    * have changed since (a store that hands back what it was given; never a decoded row).
    */
   sealedHere(record: ProposalRecord): boolean;
+  /**
+   * `commit` of a write whose claim is on the effect scope this guard listed as `listed`
+   * (authenticated by `listProposalsByEffect`) in the same call, just before: the claim check
+   * looks through that list instead of listing the scope again — one read fewer before `run`'s
+   * combined insert and claim (decision 125). A write without a claim on `listed.effectScope`
+   * is checked as `commit` checks it.
+   */
+  commitListed(write: StoreCommit, listed: ListedEffect): Promise<StoreCommitResult>;
+}
+
+/** What `listProposalsByEffect` answered for one effect scope, already authenticated. */
+export interface ListedEffect {
+  readonly effectScope: string;
+  readonly records: readonly ProposalRecord[];
 }
 
 /** What {@link authenticateStore} needs. */
@@ -157,10 +171,14 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
   const checkClaimIntact = async (
     write: StoreCommit,
     claim: NonNullable<StoreCommit['claim']>,
+    listed: ListedEffect | undefined,
   ): Promise<undefined> => {
     const { tenant } = write;
-    const others = await inner.listProposalsByEffect(tenant, claim.effectScope);
-    for (const other of await checkedAll(others)) {
+    const others =
+      listed?.effectScope === claim.effectScope
+        ? listed.records
+        : await checkedAll(await inner.listProposalsByEffect(tenant, claim.effectScope));
+    for (const other of others) {
       if (other.proposal === claim.proposal || !holdsEffectClaim(other)) continue;
       const row = await inner.getEffectClaim(tenant, claim.effectScope);
       // The claim row agrees: the store refuses this claim (`effect_claimed`) as it should.
@@ -206,32 +224,54 @@ export function authenticateStore(config: AuthenticatedStoreConfig): Authenticat
     );
   };
 
+  /**
+   * For an insert only while the effect is unlisted (decision 126): the store applies it only
+   * if it holds no proposal of the scope, so no record can hold the claim it takes.
+   */
+  const unlistedScope = (write: StoreCommit): ListedEffect | undefined => {
+    if (write.onlyIfEffectUnlisted !== true) return undefined;
+    assert(
+      inner.refusesListedEffects === true,
+      'onlyIfEffectUnlisted is asked only of a store that declares refusesListedEffects',
+    );
+    const change = write.proposal;
+    return change?.kind === 'insert'
+      ? { effectScope: change.record.effectScope, records: [] }
+      : undefined;
+  };
+
+  const commit = async (write: StoreCommit, listed?: ListedEffect): Promise<StoreCommitResult> => {
+    const change = write.proposal;
+    const counted = new Set(change?.record.countedEvidence ?? []);
+    for (const row of write.evidence ?? []) {
+      assert(
+        counted.has(evidenceRowDigest(row)),
+        'evidence is stored only with a proposal record that counts it (countedEvidence)',
+      );
+    }
+    if (change === undefined) return inner.commit(write);
+    const checks: Promise<StoreCommitResult | undefined>[] = [];
+    if (change.kind === 'update' && change.record.lease !== null) {
+      checks.push(checkNotRolledBack(write.tenant, change.expectedRevision, change.record));
+    }
+    if (write.claim !== undefined) {
+      checks.push(checkClaimIntact(write, write.claim, listed ?? unlistedScope(write)));
+    }
+    const refused = (await Promise.all(checks)).find((result) => result !== undefined);
+    if (refused !== undefined) return refused;
+    const result = await inner.commit({
+      ...write,
+      proposal: { ...change, record: seal(change.record) },
+    });
+    if (result.kind !== 'revision_conflict') return result;
+    return { kind: 'revision_conflict', current: await checked(result.current) };
+  };
+
   return {
     kind: inner.kind,
-    async commit(write) {
-      const change = write.proposal;
-      const counted = new Set(change?.record.countedEvidence ?? []);
-      for (const row of write.evidence ?? []) {
-        assert(
-          counted.has(evidenceRowDigest(row)),
-          'evidence is stored only with a proposal record that counts it (countedEvidence)',
-        );
-      }
-      if (change === undefined) return inner.commit(write);
-      const checks: Promise<StoreCommitResult | undefined>[] = [];
-      if (change.kind === 'update' && change.record.lease !== null) {
-        checks.push(checkNotRolledBack(write.tenant, change.expectedRevision, change.record));
-      }
-      if (write.claim !== undefined) checks.push(checkClaimIntact(write, write.claim));
-      const refused = (await Promise.all(checks)).find((result) => result !== undefined);
-      if (refused !== undefined) return refused;
-      const result = await inner.commit({
-        ...write,
-        proposal: { ...change, record: seal(change.record) },
-      });
-      if (result.kind !== 'revision_conflict') return result;
-      return { kind: 'revision_conflict', current: await checked(result.current) };
-    },
+    ...(inner.refusesListedEffects === true ? { refusesListedEffects: true } : {}),
+    commit: (write) => commit(write),
+    commitListed: (write, listed) => commit(write, listed),
     getProposal: async (tenant, proposal) => checked(await inner.getProposal(tenant, proposal)),
     listProposalsByEffect: async (tenant, effectScope, limit) =>
       checkedAll(await inner.listProposalsByEffect(tenant, effectScope, limit)),

@@ -9,6 +9,7 @@ import { ConfigurationError, SideguardError, StoreInvariantError } from '../erro
 import type { LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
+import type { ListedEffect } from './authenticated-store.js';
 import { recordExecution } from './execution-outcome.js';
 import { expire } from './expiry.js';
 import {
@@ -272,7 +273,7 @@ function claimOf<A extends ActionDefinition>(
  * (no approval, no drift check) is inserted already `executing` — its insert events, then
  * `commit_started` — and executed. The checks `execute` makes before claiming hold for it: it
  * is authorized, needs no authority, and its time to live is checked at the claim's `now`.
- * Undefined when it cannot be done that way (expired, or the commit refused: the effect is
+ * `listed` is what `prepare` listed for the effect scope. Undefined when it cannot be done that way (expired, or the commit refused: the effect is
  * claimed, the id exists): the caller then inserts it as `prepare` does and executes it, so
  * the outcome is what two commits would give.
  */
@@ -281,6 +282,7 @@ export async function insertClaimedAndRun(
   action: ActionDefinition,
   record: ProposalRecord,
   insertEvents: readonly LedgerEventDraft[],
+  listed: ListedEffect | undefined,
 ): Promise<GuardResult | undefined> {
   if (
     record.status !== 'authorized' ||
@@ -295,12 +297,21 @@ export async function insertClaimedAndRun(
   // `prepare` built and sealed this record in this call; no store has held it yet.
   const { input, facts } = openSnapshot(context, action, record, true);
   const { claimed, claim, started } = claimOf(context, action, record, { input, facts }, now);
-  const written = await commit(context, {
-    tenant: record.tenant,
-    proposal: { kind: 'insert', record: claimed },
-    claim,
-    events: [...insertEvents, started],
-  });
+  // The claim check takes what `prepare` just listed for the scope instead of a second read
+  // (decision 125): a claim taken since makes the store refuse this commit (`effect_claimed`),
+  // and the fall-back below claims again with a fresh read. Not listed, the insert applies only
+  // while the tenant holds no proposal of the effect (decision 126).
+  const written = await commit(
+    context,
+    {
+      tenant: record.tenant,
+      proposal: { kind: 'insert', record: claimed },
+      claim,
+      events: [...insertEvents, started],
+      ...(listed === undefined ? { onlyIfEffectUnlisted: true } : {}),
+    },
+    listed,
+  );
   if (written.kind !== 'committed') return undefined;
   forgetSnapshotPlaintext(context, record);
   return recordExecution(

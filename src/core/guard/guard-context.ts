@@ -12,7 +12,11 @@ import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent, LedgerEventDraft } from '../ledger.js';
 import type { ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
 import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
-import { type AuthenticatedStore, authenticateStore } from './authenticated-store.js';
+import {
+  type AuthenticatedStore,
+  authenticateStore,
+  type ListedEffect,
+} from './authenticated-store.js';
 import type {
   Clock,
   GuardCoreConfig,
@@ -225,12 +229,19 @@ export const iso = (ms: number): string => {
   return text;
 };
 
-/** Commits one write and hands its events to the sink once they are durable. */
+/**
+ * Commits one write and hands its events to the sink once they are durable. `listed` is the
+ * write's effect scope as this call listed it just before (see `AuthenticatedStore.commitListed`).
+ */
 export async function commit(
   context: GuardContext,
   write: StoreCommit,
+  listed?: ListedEffect,
 ): Promise<StoreCommitResult> {
-  const result = await context.store.commit(write);
+  const result =
+    listed === undefined
+      ? await context.store.commit(write)
+      : await context.store.commitListed(write, listed);
   if (result.kind !== 'committed') return result;
   if (write.durability === 'deferred') context.emitWhenDurable(result.events);
   else context.emit(result.events);

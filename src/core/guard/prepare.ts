@@ -22,6 +22,7 @@ import {
   type PolicyDecision,
   type ProposalStatus,
 } from '../vocabulary.js';
+import type { ListedEffect } from './authenticated-store.js';
 import {
   after,
   checkAction,
@@ -67,12 +68,15 @@ export interface SupersedeLink {
 
 /**
  * `run`'s way to insert an authorized proposal already claimed and execute it (decision 124):
- * given the record and its insert events, the execution's answer, or undefined to insert it as
- * `prepare` does.
+ * given the record, its insert events and what `prepare` listed for its effect scope
+ * (decision 125) — or undefined when it did not list it, and the insert must then apply only
+ * while the tenant holds no proposal of the effect (decision 126) — the execution's answer, or
+ * undefined when it was not done that way.
  */
 export type ClaimAtInsert = (
   record: ProposalRecord,
   events: readonly LedgerEventDraft[],
+  listed: ListedEffect | undefined,
 ) => Promise<GuardResult | undefined>;
 
 /** Who proposes what, checked. */
@@ -337,7 +341,21 @@ export async function prepareProposal(
     const issue = { path: '(policy)', code: verdict.reasonCode, message: verdict.message };
     return reject(context, who, [issue], verdict.reasonCode);
   }
-  const existing = (await context.store.listProposalsByEffect(who.tenant, effectScope)).find(
+  if (link === undefined && claimAtInsert !== undefined) {
+    const effect: NewEffect = {
+      semanticEffectKey,
+      effectScope,
+      initialStatus: 'authorized',
+      supersedes: null,
+    };
+    const ran = await claimUnlisted(context, who, valid, verdict, effect, claimAtInsert);
+    if (ran !== undefined) return ran;
+  }
+  const listed: ListedEffect = {
+    effectScope,
+    records: await context.store.listProposalsByEffect(who.tenant, effectScope),
+  };
+  const existing = listed.records.find(
     (record) =>
       !EFFECT_RELEASED_STATUSES.has(record.status) && record.proposal !== link?.supersedes,
   );
@@ -365,8 +383,37 @@ export async function prepareProposal(
       initialStatus,
       supersedes: link?.supersedes ?? null,
     },
-    link === undefined ? claimAtInsert : undefined,
+    link === undefined && claimAtInsert !== undefined
+      ? (record, events) => claimAtInsert(record, events, listed)
+      : undefined,
   );
+}
+
+/**
+ * Decision 126: `run` inserts and claims an allowed new proposal without listing its effect
+ * first, on a store that refuses the insert while the tenant holds a proposal of the effect.
+ * Undefined when it does not apply or did not land: the caller then lists and goes on.
+ */
+async function claimUnlisted(
+  context: GuardContext,
+  who: Proposing,
+  valid: ValidInput,
+  verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
+  effect: NewEffect,
+  claimAtInsert: ClaimAtInsert,
+): Promise<GuardResult | undefined> {
+  if (
+    who.mode !== 'commit' ||
+    verdict.decision !== 'allow' ||
+    // An action with a drift check is never inserted claimed (decision 124): do not build the
+    // proposal twice for it.
+    who.action.config.resolve !== undefined ||
+    context.store.refusesListedEffects !== true
+  ) {
+    return undefined;
+  }
+  const fresh = newProposal(context, who, valid, verdict, effect);
+  return claimAtInsert(fresh.record, fresh.events, undefined);
 }
 
 async function recordDryRun(
@@ -426,19 +473,55 @@ async function replayExisting(
   });
 }
 
+/** What a new proposal is: its effect, the status the policy gave it, what it replaces. */
+interface NewEffect {
+  readonly semanticEffectKey: string;
+  readonly effectScope: string;
+  readonly initialStatus: ProposalStatus;
+  readonly supersedes: string | null;
+}
+
 async function insertProposal(
   context: GuardContext,
   who: Proposing,
   valid: ValidInput,
   verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
-  effect: {
-    readonly semanticEffectKey: string;
-    readonly effectScope: string;
-    readonly initialStatus: ProposalStatus;
-    readonly supersedes: string | null;
-  },
-  claimAtInsert: ClaimAtInsert | undefined,
+  effect: NewEffect,
+  claimAtInsert:
+    | ((
+        record: ProposalRecord,
+        events: readonly LedgerEventDraft[],
+      ) => Promise<GuardResult | undefined>)
+    | undefined,
 ): Promise<GuardResult> {
+  const { tenant, proposal } = who;
+  const preview = valid.preview;
+  const { record, events } = newProposal(context, who, valid, verdict, effect);
+  if (claimAtInsert !== undefined && record.status === 'authorized') {
+    const ran = await claimAtInsert(record, events);
+    if (ran !== undefined) return ran;
+  }
+  const written = await commit(context, { tenant, proposal: { kind: 'insert', record }, events });
+  if (written.kind !== 'committed') {
+    throw new StoreInvariantError(
+      'proposal_id_collision',
+      `The ${context.store.kind} store refused new proposal ${proposal} (${written.kind}); ids must be unique`,
+    );
+  }
+  return resultOf(record, outcomeOfStatus(effect.initialStatus), {
+    reasonCode: verdict.reasonCode,
+    ...(preview === undefined ? {} : { preview }),
+  });
+}
+
+/** The new proposal's record (commitment, sealed snapshot) and its insert events, at `now`. */
+function newProposal(
+  context: GuardContext,
+  who: Proposing,
+  valid: ValidInput,
+  verdict: { readonly decision: PolicyDecision; readonly reasonCode: string },
+  effect: NewEffect,
+): { readonly record: ProposalRecord; readonly events: LedgerEventDraft[] } {
   const { action, tenant, proposal } = who;
   const now = context.clock.now();
   const preview = valid.preview;
@@ -507,19 +590,5 @@ async function insertProposal(
       after(record),
     ),
   ];
-  if (claimAtInsert !== undefined && record.status === 'authorized') {
-    const ran = await claimAtInsert(record, events);
-    if (ran !== undefined) return ran;
-  }
-  const written = await commit(context, { tenant, proposal: { kind: 'insert', record }, events });
-  if (written.kind !== 'committed') {
-    throw new StoreInvariantError(
-      'proposal_id_collision',
-      `The ${context.store.kind} store refused new proposal ${proposal} (${written.kind}); ids must be unique`,
-    );
-  }
-  return resultOf(record, outcomeOfStatus(effect.initialStatus), {
-    reasonCode: verdict.reasonCode,
-    ...(preview === undefined ? {} : { preview }),
-  });
+  return { record, events };
 }

@@ -4,13 +4,11 @@
  * insert and the claim would be, in one transaction: all of it lands or none of it.
  */
 import { strict as assert } from 'node:assert';
-import type { ProposalRecord, StoreCommit } from '../../core/store.js';
+import type { ProposalRecord } from '../../core/store.js';
 import { assertInvariantError, assertValidChain } from './conformance-assert.js';
 import {
-  BASE_MS,
   type ConformanceTest,
-  claimFor,
-  draft,
+  claimedInsert,
   freshTenant,
   mustCommit,
   record,
@@ -18,29 +16,6 @@ import {
   snapshotTenant,
   updateCommit,
 } from './conformance-fixtures.js';
-
-/** `value` inserted as executing under a lease, with its insert event and `commit_started`. */
-function claimedInsert(
-  value: ProposalRecord,
-  extra: Partial<Pick<StoreCommit, 'claim'>> = { claim: claimFor(value) },
-): StoreCommit {
-  const executing: ProposalRecord = {
-    ...value,
-    revision: 2,
-    status: 'executing',
-    lease: { owner: 'lease-1', expiresAtMs: BASE_MS + 60_000 },
-    dueAtMs: BASE_MS + 60_000,
-  };
-  return {
-    tenant: value.tenant,
-    proposal: { kind: 'insert', record: executing },
-    events: [
-      draft(value.proposal, 'idempotency_decided', 'authorized', 1, { reasonCode: 'x' }),
-      draft(value.proposal, 'commit_started', 'executing', 2, { attempt: 1 }),
-    ],
-    ...extra,
-  };
-}
 
 /** Registers the cases of this concern. */
 export function registerClaimedInsertCases(test: ConformanceTest): void {

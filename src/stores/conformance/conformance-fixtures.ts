@@ -214,3 +214,26 @@ export async function snapshotTenant(
     head: await store.ledgerHead(tenant),
   };
 }
+
+/** `value` inserted as executing under a lease, with its insert event and `commit_started`. */
+export function claimedInsert(
+  value: ProposalRecord,
+  extra: Partial<Pick<StoreCommit, 'claim'>> = { claim: claimFor(value) },
+): StoreCommit {
+  const executing: ProposalRecord = {
+    ...value,
+    revision: 2,
+    status: 'executing',
+    lease: { owner: 'lease-1', expiresAtMs: BASE_MS + 60_000 },
+    dueAtMs: BASE_MS + 60_000,
+  };
+  return {
+    tenant: value.tenant,
+    proposal: { kind: 'insert', record: executing },
+    events: [
+      draft(value.proposal, 'idempotency_decided', 'authorized', 1, { reasonCode: 'x' }),
+      draft(value.proposal, 'commit_started', 'executing', 2, { attempt: 1 }),
+    ],
+    ...extra,
+  };
+}

@@ -18,6 +18,7 @@ import { registerListingCases } from './listing-cases.js';
 import { registerPropertyCases } from './property-cases.js';
 import { registerProposalCases } from './proposal-cases.js';
 import { registerQueryCases } from './query-cases.js';
+import { registerUnlistedInsertCases } from './unlisted-insert-cases.js';
 
 /** Tests an adapter may skip, each group with the reason it cannot pass them. */
 export interface StoreConformanceSkip {
@@ -99,6 +100,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     ['proposals', registerProposalCases],
     ['effect claims', registerEffectClaimCases],
     ['insert and claim in one commit', registerClaimedInsertCases],
+    ['insert only if the effect is unlisted', registerUnlistedInsertCases],
     ['authority evidence', registerEvidenceCases],
     ['concurrency', registerConcurrencyCases],
     ['sealed snapshots and outputs', registerEnvelopeCases],

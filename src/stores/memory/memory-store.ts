@@ -70,6 +70,7 @@ export function createMemoryStore(): GuardStore {
 
   return {
     kind: 'memory',
+    refusesListedEffects: true,
 
     async commit(write: StoreCommit): Promise<StoreCommitResult> {
       assertCommitShape(write);
@@ -78,6 +79,10 @@ export function createMemoryStore(): GuardStore {
       const current = target === undefined ? undefined : state.proposals.get(target);
       const refused = checkProposalWrite(write, current);
       if (refused !== undefined) return refused;
+      const scope = write.proposal?.record.effectScope;
+      if (write.onlyIfEffectUnlisted === true && scope !== undefined) {
+        if ((state.byEffect.get(scope) ?? []).length > 0) return { kind: 'effect_listed' };
+      }
       if (write.proposal?.kind === 'update' && current !== undefined) {
         planEnvelopeUpdateOfRecords(write, current, write.proposal.record);
       }

@@ -156,6 +156,10 @@ export async function applyCommit(
   const rollback = () => client.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
   let next = 0;
   const change = write.proposal;
+  if (write.onlyIfEffectUnlisted === true && change !== undefined && rowCounts[next++] !== 1) {
+    await rollback();
+    return { kind: 'effect_listed' };
+  }
   if (change !== undefined && rowCounts[next++] !== 1) {
     await rollback();
     if (change.kind === 'insert') return { kind: 'proposal_exists' };

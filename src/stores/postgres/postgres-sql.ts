@@ -147,12 +147,20 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
 
 /**
  * A commit's writes, built before it is queued so the batch spends no time on JSON while it
- * holds the chain heads: the proposal write, the claim insert and one insert per evidence item,
- * in that order.
+ * holds the chain heads: for `onlyIfEffectUnlisted`, the check that the tenant holds no
+ * proposal of the effect (one row when it holds none); then the proposal write, the claim
+ * insert and one insert per evidence item, in that order.
  */
 export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
   const writes: WriteSql[] = [];
   const { tenant } = write;
+  if (write.onlyIfEffectUnlisted === true && write.proposal !== undefined) {
+    writes.push({
+      ctes: sql`WITH unlisted AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM ${raw(`${q}.proposals`)}
+        WHERE tenant = ${tenant} AND effect_scope = ${write.proposal.record.effectScope}))`,
+      from: 'unlisted',
+    });
+  }
   const proposal = proposalWrite(q, write);
   if (proposal !== undefined) writes.push(proposal);
   if (write.claim !== undefined) {

@@ -168,6 +168,7 @@ export async function createPostgresStoreWithHooks(
 
   return {
     kind: 'postgres',
+    refusesListedEffects: true,
     schema,
 
     async commit(write: StoreCommit): Promise<StoreCommitResult> {

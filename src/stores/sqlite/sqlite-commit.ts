@@ -71,6 +71,13 @@ function decide(context: SqliteCommitContext, write: StoreCommit): Decision {
         currentRow === undefined ? undefined : toProposal(context, currentRow),
       );
   if (refused !== undefined) return { refused };
+  if (
+    write.onlyIfEffectUnlisted === true &&
+    change !== undefined &&
+    statements.effectListed.get(tenant, change.record.effectScope) !== undefined
+  ) {
+    return { refused: { kind: 'effect_listed' } };
+  }
   const envelopes =
     change?.kind === 'update'
       ? planEnvelopeUpdate(

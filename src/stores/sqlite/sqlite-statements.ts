@@ -52,6 +52,7 @@ export interface SqliteStatements {
   readonly updateProposal: Statement;
   readonly updateProposalState: Statement;
   readonly listByEffect: Statement<[string, string, number], ProposalRow>;
+  readonly effectListed: Statement<[string, string], { present: number }>;
   readonly listDue: Statement<[string, number, string, number], ProposalRow>;
   readonly listByStatus: Statement<[ListParameters], ProposalRow>;
   readonly listByStatusAfter: Statement<[ListParameters], ProposalRow>;
@@ -136,6 +137,9 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     listByEffect: db.prepare<[string, string, number], ProposalRow>(
       `SELECT ${PROPOSAL} WHERE p.tenant = ? AND p.effect_scope = ?
        ORDER BY p.created_at_ms DESC, p.proposal DESC LIMIT ?`,
+    ),
+    effectListed: db.prepare<[string, string], { present: number }>(
+      'SELECT 1 AS present FROM proposals WHERE tenant = ? AND effect_scope = ? LIMIT 1',
     ),
     listDue: db.prepare<[string, number, string, number], ProposalRow>(
       `SELECT ${PROPOSAL} WHERE p.tenant = ? AND p.due_at_ms IS NOT NULL AND p.due_at_ms <= ?

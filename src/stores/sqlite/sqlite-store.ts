@@ -122,6 +122,7 @@ export function createSqliteStore(config: SqliteStoreConfig = {}): SqliteStore {
 
   return {
     kind: 'sqlite',
+    refusesListedEffects: true,
     path,
 
     commit(write: StoreCommit): Promise<StoreCommitResult> {
