@@ -63,13 +63,7 @@ export function sealRecord(
   record: ProposalRecord,
   key: KeyReference = keyRing.current,
 ): ProposalRecord {
-  const value = keyedMac(
-    keyRing,
-    KeyPurpose.record,
-    key,
-    RECORD_MAC_DOMAIN,
-    recordMacText(record),
-  );
+  const value = keyedMac(keyRing, KeyPurpose.record, key, RECORD_MAC_DOMAIN, recordMacText(record));
   return {
     ...record,
     recordMac: { algorithm: 'hmac-sha256', keyHandle: key.handle, keyVersion: key.version, value },
