@@ -56,6 +56,8 @@ function ledgerApartFromStatus(
   const ledger = createMemoryStore();
   return (process) => ({
     kind: 'memory',
+    // Inserts reach the status store, which refuses a listed effect in its own commit.
+    refusesListedEffects: status.refusesListedEffects === true,
     async commit(write) {
       if (write.proposal === undefined) return ledger.commit(write);
       const result = await status.commit(write);
@@ -95,6 +97,7 @@ function ledgerApartFromStatus(
 function bind(inner: GuardStore): GuardStore {
   return {
     kind: inner.kind,
+    refusesListedEffects: inner.refusesListedEffects === true,
     commit: (write) => inner.commit(write),
     getProposal: (tenant, proposal) => inner.getProposal(tenant, proposal),
     listProposalsByEffect: (tenant, scope, limit) =>

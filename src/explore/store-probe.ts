@@ -90,6 +90,9 @@ export function createStoreProbe(
     scheduler.pointThen(label, 'store_read', disarm ? () => awaitWithoutTraps(call) : call);
   return {
     kind: inner.kind,
+    // The guard takes decision 126's path (insert without listing) exactly when the real store
+    // would let it, so schedules explore what production runs.
+    refusesListedEffects: inner.refusesListedEffects === true,
     commit(write: StoreCommit): Promise<StoreCommitResult> {
       const label = `store.commit ${write.events[0]?.type ?? ''}`;
       // Parks, then commits in the actor: one promise chain instead of an async frame per commit.
