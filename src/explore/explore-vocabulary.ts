@@ -163,6 +163,11 @@ export type ExplorerBreakage = (typeof ExplorerBreakage)[keyof typeof ExplorerBr
 /** The built-in workloads. `mix` draws one of the others per schedule. */
 export const WorkloadName = {
   refund: 'refund',
+  /**
+   * `refund` with an action that declares no drift check: `run` then takes its fast paths (the
+   * combined insert-and-claim, decision 124; the insert without listing, 126). Not in `mix`.
+   */
+  refund_no_drift_check: 'refund-no-drift-check',
   refund_and_close: 'refund-and-close',
   approvals: 'approvals',
   compensation: 'compensation',

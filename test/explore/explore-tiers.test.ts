@@ -13,10 +13,17 @@ import {
   openTriggers,
   replayRecorded,
   runAndCheck,
+  runSchedule,
 } from 'sideguard/explore';
 import { describe, expect, it } from 'vitest';
 
-const WORKLOADS = ['refund', 'refund-and-close', 'approvals', 'compensation'] as const;
+const WORKLOADS = [
+  'refund',
+  'refund-no-drift-check',
+  'refund-and-close',
+  'approvals',
+  'compensation',
+] as const;
 
 describe('explore, short tier', () => {
   for (const workload of WORKLOADS) {
@@ -34,6 +41,23 @@ describe('explore, short tier', () => {
       expect(report.cells.length).toBeGreaterThan(10);
     }, 120_000);
   }
+
+  it("takes run's insert-without-listing path when the action has no drift check", async () => {
+    const listings = async (workload: string) => {
+      let count = 0;
+      for (let seed = 1; seed <= 40; seed += 1) {
+        const trace: { what: string }[] = [];
+        await runSchedule(ChoiceTape.fromSeed(seed), { workload, trace });
+        count += trace.filter((entry) => entry.what.includes('listProposalsByEffect')).length;
+      }
+      return count;
+    };
+    const withCheck = await listings('refund');
+    const without = await listings('refund-no-drift-check');
+    // The same shapes of work: without a drift check a new effect is inserted without a listing
+    // (decision 126), so only duplicates, retries and sweeps list.
+    expect(without).toBeLessThan(withCheck / 2);
+  }, 120_000);
 
   it('replays a recorded tape to the same evidence (determinism)', async () => {
     const first = await runAndCheck(ChoiceTape.fromSeed(7), { workload: 'mix' });

@@ -80,10 +80,14 @@ const definitions = new Map<string, ActionDefinition>();
  * builds its strict schema (and zod compiles it on first use), which would otherwise be paid
  * on every schedule. Its provider is read through the schedule now running.
  */
-function actionFor(world: World, kind: 'refund' | 'refund-and-close'): ActionDefinition {
+function actionFor(
+  world: World,
+  kind: 'refund' | 'refund-and-close',
+  driftCheck = true,
+): ActionDefinition {
   currentProvider = world.provider;
-  const variant = actionOptions(world);
-  const key = `${kind}|${variant.transport}|${variant.ignoresSignal}`;
+  const variant = { ...actionOptions(world), driftCheck };
+  const key = `${kind}|${variant.transport}|${variant.ignoresSignal}|${driftCheck}`;
   let action = definitions.get(key);
   if (action === undefined) {
     const options: ModelActionOptions = {
@@ -160,6 +164,17 @@ const refund: WorkloadDefinition = {
   },
 };
 
+/** `refund` with no drift check: `run`'s one-commit insert and claim under faults. */
+const refundNoDriftCheck: WorkloadDefinition = {
+  name: 'refund-no-drift-check',
+  setup(world) {
+    seedProvider(world, false);
+    const action = actionFor(world, 'refund', false);
+    useActions(world, [action]);
+    spawnDirectWorkload(world, action, false);
+  },
+};
+
 const refundAndClose: WorkloadDefinition = {
   name: 'refund-and-close',
   setup(world) {
@@ -231,6 +246,7 @@ const approvalsWorkload: WorkloadDefinition = {
 export const BUILTIN_WORKLOADS: Readonly<Record<Exclude<WorkloadName, 'mix'>, WorkloadDefinition>> =
   {
     refund,
+    'refund-no-drift-check': refundNoDriftCheck,
     'refund-and-close': refundAndClose,
     approvals: approvalsWorkload,
     compensation,

@@ -31,6 +31,11 @@ export interface ModelActionOptions {
    * the `executor_ignores_signal` breakage). @default false
    */
   readonly ignoresSignal?: boolean;
+  /**
+   * Whether the action re-reads the order's facts before executing (`resolve`, a drift check).
+   * Without one, `run` inserts and claims in one commit (decisions 124, 126). @default true
+   */
+  readonly driftCheck?: boolean;
 }
 
 /** The signal a write is sent under: the lease's, unless the executor ignores it. */
@@ -203,7 +208,9 @@ export function defineModelRefundAction(
     },
     verify: (input, context) =>
       findRefund(options.provider, input.chargeId, context.semanticEffectKey),
-    resolve: (input) => resolveFacts(options.provider, input),
+    ...(options.driftCheck === false
+      ? {}
+      : { resolve: (input: RefundInput) => resolveFacts(options.provider, input) }),
     ...TIMING,
     effectKind: 'single',
   });
