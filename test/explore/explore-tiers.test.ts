@@ -14,6 +14,7 @@ import {
   replayRecorded,
   runAndCheck,
   runSchedule,
+  type ScheduleOptions,
 } from 'sideguard/explore';
 import { describe, expect, it } from 'vitest';
 
@@ -46,7 +47,7 @@ describe('explore, short tier', () => {
     const listings = async (workload: string) => {
       let count = 0;
       for (let seed = 1; seed <= 40; seed += 1) {
-        const trace: { what: string }[] = [];
+        const trace: NonNullable<ScheduleOptions['trace']> = [];
         await runSchedule(ChoiceTape.fromSeed(seed), { workload, trace });
         count += trace.filter((entry) => entry.what.includes('listProposalsByEffect')).length;
       }

@@ -64,10 +64,11 @@ function useActions(world: World, actions: readonly ActionDefinition[]): void {
  * retries) and honouring the lease's signal, as a real executor must; the `retrying_transport`
  * and `executor_ignores_signal` breakages switch either off.
  */
-const actionOptions = (world: World): ModelActionOptions => ({
+const actionOptions = (world: World, driftCheck: boolean): ModelActionOptions => ({
   provider: world.provider,
   transport: world.breakages.has('retrying_transport') ? 'retrying' : 'kit',
   ignoresSignal: world.breakages.has('executor_ignores_signal'),
+  driftCheck,
 });
 
 /** The provider model of the schedule running now (one schedule runs at a time per process). */
@@ -86,7 +87,7 @@ function actionFor(
   driftCheck = true,
 ): ActionDefinition {
   currentProvider = world.provider;
-  const variant = { ...actionOptions(world), driftCheck };
+  const variant = actionOptions(world, driftCheck);
   const key = `${kind}|${variant.transport}|${variant.ignoresSignal}|${driftCheck}`;
   let action = definitions.get(key);
   if (action === undefined) {
