@@ -68,67 +68,43 @@ async function recordOutcome<A extends ActionDefinition>(
   switch (outcome.kind) {
     case 'accepted':
       return recordAccepted(context, action, claimed, input, outcome);
-    case 'failed_known': {
-      const next = successor(context, claimed, {
-        status: 'failed_known',
-        reasonCode: outcome.reason,
-        lease: null,
-      });
-      const events = [
-        draft(
-          context,
-          'commit_failed',
-          claimed.proposal,
-          action.typeName,
-          {
-            reasonCode: outcome.reason,
-          },
-          after(next),
-        ),
-      ];
-      return recordLeased(
-        context,
-        action,
-        claimed,
-        next,
-        events,
-        { reasonCode: outcome.reason },
-        OUTCOME_DURABILITY,
-      );
-    }
+    case 'failed_known':
+      return recordFailure(context, action, claimed, 'failed_known', outcome.reason, null);
     case 'failed_unknown': {
-      const next = successor(
-        context,
-        claimed,
-        { status: 'failed_unknown', reasonCode: outcome.reason, lease: null },
-        context.clock.now() + action.verificationDelayMs,
-      );
-      const events = [
-        draft(
-          context,
-          'commit_outcome_unknown',
-          claimed.proposal,
-          action.typeName,
-          {
-            reasonCode: outcome.reason,
-          },
-          after(next),
-        ),
-      ];
-      const recorded = await recordLeased(
+      const dueAtMs = context.clock.now() + action.verificationDelayMs;
+      const recorded = await recordFailure(
         context,
         action,
         claimed,
-        next,
-        events,
-        { reasonCode: outcome.reason },
-        OUTCOME_DURABILITY,
+        'failed_unknown',
+        outcome.reason,
+        dueAtMs,
       );
       return verifyUnknownIfDue(context, action, claimed, recorded);
     }
     case 'partial':
       return recordPartial(context, action, claimed, outcome);
   }
+}
+
+/**
+ * A write that failed (`failed_known`: the effect is released) or whose outcome is unknown
+ * (`failed_unknown`: verification is due at `verifyAtMs`), recorded under the lease.
+ */
+function recordFailure<A extends ActionDefinition>(
+  context: GuardContext,
+  action: A,
+  claimed: ProposalRecord,
+  status: 'failed_known' | 'failed_unknown',
+  reasonCode: string,
+  verifyAtMs: number | null,
+): Promise<GuardResult> {
+  const next = successor(context, claimed, { status, reasonCode, lease: null }, verifyAtMs);
+  const event = status === 'failed_known' ? 'commit_failed' : 'commit_outcome_unknown';
+  const events = [
+    draft(context, event, claimed.proposal, action.typeName, { reasonCode }, after(next)),
+  ];
+  return recordLeased(context, action, claimed, next, events, { reasonCode }, OUTCOME_DURABILITY);
 }
 
 /** The provider accepted the write: confirm a presence at once (the settling window only delays trusting an absence). */
