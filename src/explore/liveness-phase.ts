@@ -4,6 +4,7 @@
  * Afterwards every proposal must be terminal or waiting for a person.
  */
 import type { Guard } from '../core/guard.js';
+import type { ProposalRecord } from '../core/store.js';
 import { type ProposalStatus, TERMINAL_STATUSES } from '../core/vocabulary.js';
 import type { Actor } from './scheduler.js';
 import type { World } from './world.js';
@@ -28,10 +29,11 @@ export function isSettled(status: ProposalStatus, canCompensate: boolean): boole
 export async function settle(world: World, guard: Guard, actor: Actor): Promise<void> {
   const tenant = world.tenant;
   for (let round = 0; round < LIVENESS_ROUNDS; round++) {
-    const open = [...world.log.records.values()].filter((record) => {
+    const open: ProposalRecord[] = [];
+    for (const record of world.log.records.values()) {
       const action = world.actions.get(record.actionType);
-      return !isSettled(record.status, action?.config.compensate !== undefined);
-    });
+      if (!isSettled(record.status, action?.config.compensate !== undefined)) open.push(record);
+    }
     if (open.length === 0) return;
     for (const record of open) {
       const action = world.actions.get(record.actionType);

@@ -36,7 +36,45 @@ export interface ParkedOperation {
   readonly owner: ProcessName | 'provider';
   readonly label: string;
   readonly phase: Phase;
-  readonly run: () => void;
+  /** How `runAt` resumes it (data, not a closure per operation: see `Resumption`). */
+  readonly resumption: Resumption;
+  /** For a task: what runs. */
+  readonly run: (() => void) | undefined;
+  /** For a point or a resumption: settles the promise the actor awaits. */
+  readonly resolve: ((value: unknown) => void) | undefined;
+  /** For `pointThen`: rejects the promise the actor awaits when `work` throws. */
+  readonly reject: ((error: unknown) => void) | undefined;
+  /**
+   * For `pointThen`: the work that runs in the actor; for a resumption: what it resumes with; for
+   * an actor's start: its body.
+   */
+  readonly work: ((actor: Actor) => unknown) | undefined;
+}
+
+/**
+ * What running a parked operation does. Kept as data on the operation rather than as a closure
+ * made per scheduling point: a fresh closure's first call goes through V8's lazy-compile stub,
+ * and every store operation of every schedule is a scheduling point.
+ */
+export type Resumption = 0 | 1 | 2 | 3 | 4;
+/** Runs `run` (a provider-side task). */
+const RUN = 0;
+/** Enters the actor and runs its body (`work`). */
+const START = 4;
+/** Enters the actor and resolves its point. */
+const POINT = 1;
+/** Enters the actor, runs `work` in it and settles its point with `work`'s promise. */
+const POINT_THEN = 2;
+/** Enters the actor and resolves its suspension with what `work` produces. */
+const RESUME = 3;
+
+/** The resolve and reject functions of the promise just made with {@link capture}. */
+let capturedResolve: (value: unknown) => void = () => undefined;
+let capturedReject: (error: unknown) => void = () => undefined;
+/** A promise executor shared by every point (no closure per promise). */
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
 }
 
 /** An error an actor threw, kept as evidence (the guard must return outcomes, not throw). */
@@ -75,17 +113,22 @@ export class Scheduler {
   /** The actor the last `runAt` resumed. */
   #resumed: Actor | undefined;
   #sequence = 0;
+  /** Ends an actor whose body returned (one function per scheduler, not one per actor). */
+  readonly #bodyEnded = (): void => this.#leave();
   #actors = 0;
-  readonly #incarnations: Record<ProcessName, number> = { app: 1, worker: 1 };
+  // Two fields rather than a record indexed by the process name: a keyed load with a string key
+  // is megamorphic in V8, and every resumption checks its actor's incarnation.
+  #appIncarnation = 1;
+  #workerIncarnation = 1;
 
   /** The live incarnation of a process. */
   incarnation(process: ProcessName): number {
-    return this.#incarnations[process];
+    return process === 'app' ? this.#appIncarnation : this.#workerIncarnation;
   }
 
   /** Whether `actor` belongs to a process incarnation that has crashed. */
   isDead(actor: Actor): boolean {
-    return actor.incarnation !== this.#incarnations[actor.process];
+    return actor.incarnation !== this.incarnation(actor.process);
   }
 
   /** Adds an actor; it starts when the scheduler picks its start operation. */
@@ -100,21 +143,22 @@ export class Scheduler {
       kind,
       name,
       process,
-      incarnation: this.#incarnations[process],
+      incarnation: this.incarnation(process),
       call: 'start',
       phase: 'start',
       branches: 1,
     };
-    this.#push(actor, process, `${name}: start`, 'start', () => {
-      this.#enter(actor, `${name}: start`);
-      body(actor).then(
-        () => this.#leave(),
-        (error: unknown) => {
-          this.failures.push({ actor, call: actor.call, step: this.step, error });
-          this.#leave();
-        },
-      );
-    });
+    this.#push(
+      actor,
+      process,
+      `${name}: start`,
+      'start',
+      START,
+      undefined,
+      undefined,
+      undefined,
+      body,
+    );
     return actor;
   }
 
@@ -123,13 +167,10 @@ export class Scheduler {
     const forked = this.#forking();
     const actor = forked ?? this.#requireCurrent(label);
     actor.phase = phase;
-    return new Promise<void>((resolve) => {
-      this.#push(actor, actor.process, label, phase, () => {
-        this.#enter(actor, label);
-        resolve();
-      });
-      if (forked === undefined) this.#leave();
-    });
+    const promise = new Promise<unknown>(capture) as Promise<void>;
+    this.#push(actor, actor.process, label, phase, POINT, undefined, capturedResolve);
+    if (forked === undefined) this.#leave();
+    return promise;
   }
 
   /**
@@ -141,17 +182,20 @@ export class Scheduler {
     const forked = this.#forking();
     const actor = forked ?? this.#requireCurrent(label);
     actor.phase = phase;
-    return new Promise<T>((resolve, reject) => {
-      this.#push(actor, actor.process, label, phase, () => {
-        this.#enter(actor, label);
-        try {
-          resolve(work());
-        } catch (error) {
-          reject(error);
-        }
-      });
-      if (forked === undefined) this.#leave();
-    });
+    const promise = new Promise<unknown>(capture) as Promise<T>;
+    this.#push(
+      actor,
+      actor.process,
+      label,
+      phase,
+      POINT_THEN,
+      undefined,
+      capturedResolve,
+      capturedReject,
+      work,
+    );
+    if (forked === undefined) this.#leave();
+    return promise;
   }
 
   /**
@@ -166,20 +210,25 @@ export class Scheduler {
     const forked = this.#forking();
     const actor = forked ?? this.#requireCurrent('suspend');
     actor.phase = phase;
-    let resolveValue: (value: T) => void = () => undefined;
-    const promise = new Promise<T>((resolve) => {
-      resolveValue = resolve;
-    });
+    const promise = new Promise<unknown>(capture) as Promise<T>;
+    const resolveValue = capturedResolve;
     if (forked === undefined) this.#leave();
     return {
       actor,
       promise,
       resumeWith: (label, produce) => {
         if (this.isDead(actor) && !this.keepParkedOnCrash) return;
-        this.#push(actor, actor.process, label, phase, () => {
-          this.#enter(actor, label);
-          resolveValue(produce());
-        });
+        this.#push(
+          actor,
+          actor.process,
+          label,
+          phase,
+          RESUME,
+          undefined,
+          resolveValue,
+          undefined,
+          produce,
+        );
       },
     };
   }
@@ -194,7 +243,7 @@ export class Scheduler {
     run: () => void,
     owner: ProcessName | 'provider' = 'provider',
   ): void {
-    this.#push(undefined, owner, label, phase, run);
+    this.#push(undefined, owner, label, phase, RUN, run);
   }
 
   /**
@@ -223,15 +272,65 @@ export class Scheduler {
     const parked = this.parked;
     const operation = parked[index];
     if (operation === undefined) throw new RangeError(`no parked operation at ${index}`);
-    // Removed in place, order kept (cheaper than `splice`, which builds an array of the removed).
+    // Removed in place, order kept (cheaper than `splice`, which builds an array of the removed;
+    // `pop` rather than writing `length`, which V8 does in the runtime).
     for (let at = index + 1; at < parked.length; at++)
       parked[at - 1] = parked[at] as ParkedOperation;
-    parked.length -= 1;
+    parked.pop();
     this.step += 1;
     this.#justLeft = undefined;
-    this.#resumed = operation.actor;
-    operation.run();
+    const actor = operation.actor;
+    this.#resumed = actor;
+    switch (operation.resumption) {
+      case RUN:
+        (operation.run as () => void)();
+        break;
+      case START:
+        this.#enter(actor as Actor, operation.label);
+        (operation.work as (actor: Actor) => Promise<void>)(actor as Actor).then(
+          this.#bodyEnded,
+          (error: unknown) => {
+            this.failures.push({
+              actor: actor as Actor,
+              call: (actor as Actor).call,
+              step: this.step,
+              error,
+            });
+            this.#leave();
+          },
+        );
+        break;
+      case POINT:
+        this.#enter(actor as Actor, operation.label);
+        (operation.resolve as (value: unknown) => void)(undefined);
+        break;
+      case POINT_THEN:
+        this.#enter(actor as Actor, operation.label);
+        this.#settleWith(operation);
+        break;
+      case RESUME:
+        this.#enter(actor as Actor, operation.label);
+        (operation.resolve as (value: unknown) => void)((operation.work as () => unknown)());
+        break;
+    }
     return operation;
+  }
+
+  /**
+   * Runs a `pointThen` operation's work and settles its point from the work's own promise:
+   * resolving with a promise would cost a thenable job (two extra promise jobs per store read).
+   */
+  #settleWith(operation: ParkedOperation): void {
+    const resolve = operation.resolve as (value: unknown) => void;
+    const reject = operation.reject as (error: unknown) => void;
+    let pending: Promise<unknown>;
+    try {
+      pending = (operation.work as () => Promise<unknown>)();
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    pending.then(resolve, reject);
   }
 
   /**
@@ -239,7 +338,8 @@ export class Scheduler {
    * starts a new incarnation. Suspended actors of the old one never resume. Returns what it hit.
    */
   crash(process: ProcessName): readonly ParkedOperation[] {
-    this.#incarnations[process] += 1;
+    if (process === 'app') this.#appIncarnation += 1;
+    else this.#workerIncarnation += 1;
     const dropped = this.parked.filter((operation) => operation.owner === process);
     if (!this.keepParkedOnCrash) {
       for (let index = this.parked.length - 1; index >= 0; index--) {
@@ -262,9 +362,24 @@ export class Scheduler {
     owner: ProcessName | 'provider',
     label: string,
     phase: Phase,
-    run: () => void,
+    resumption: Resumption,
+    run?: () => void,
+    resolve?: (value: unknown) => void,
+    reject?: (error: unknown) => void,
+    work?: (actor: Actor) => unknown,
   ): void {
-    this.parked.push({ sequence: ++this.#sequence, actor, owner, label, phase, run });
+    this.parked.push({
+      sequence: ++this.#sequence,
+      actor,
+      owner,
+      label,
+      phase,
+      resumption,
+      run,
+      resolve,
+      reject,
+      work,
+    });
   }
 
   /**

@@ -24,7 +24,7 @@ import type { ScheduleEvidence } from './schedule-evidence.js';
 import { type Actor, Scheduler } from './scheduler.js';
 import { applyStoreBreakages } from './store-breakages.js';
 import { createStoreProbe, StoreLog } from './store-probe.js';
-import { createVirtualClock } from './virtual-clock.js';
+import { createVirtualClock, type VirtualClock } from './virtual-clock.js';
 import { BUILTIN_WORKLOADS, MIX_ORDER } from './workloads/builtin-workloads.js';
 import { runOptions, type WorkloadDefinition } from './workloads/workload-kit.js';
 import type { AgentRequest, GuardCallFailure, World } from './world.js';
@@ -358,42 +358,14 @@ export async function runSchedule(
   let escapes: readonly string[] = [];
   activateTraps();
   try {
-    for (let steps = 0; steps < MAX_FAULT_STEPS; steps++) {
-      await scheduler.quiescent();
-      if (scheduler.parked.length === 0) {
-        faultPhaseFinished = true;
-        break;
-      }
-      const event = STEP_EVENTS[tape.weighted(STEP_WEIGHTS)] ?? 'none';
-      stepEvent(event);
-      if (event !== 'none')
-        trace?.push({ step: scheduler.step, atMs: clock.now(), what: `fault: ${event}` });
-      if (scheduler.parked.length === 0) continue;
-      const operation = scheduler.runAt(tape.choose(scheduler.parked.length));
-      trace?.push({
-        step: scheduler.step,
-        atMs: clock.now(),
-        what: `${operation.owner} ${operation.label}`,
-      });
-      if (event !== 'none' && event !== 'crash')
-        cover(event, operation.phase, operation.actor?.kind);
-    }
+    faultPhaseFinished = await runFaultPhase(scheduler, tape, clock, stepEvent, cover, trace);
     // Liveness: faults healed, first-come order, no more choices drawn.
     world.faultsEnabled = false;
     if (!faultPhaseFinished) scheduler.parked.length = 0;
     world.spawn('liveness', 'operator', 'worker', (guard, actor: Actor) =>
       settle(world, guard, actor),
     );
-    for (let steps = 0; steps < MAX_LIVENESS_STEPS; steps++) {
-      await scheduler.quiescent();
-      if (scheduler.parked.length === 0) break;
-      const operation = scheduler.runAt(0);
-      trace?.push({
-        step: scheduler.step,
-        atMs: clock.now(),
-        what: `liveness: ${operation.label}`,
-      });
-    }
+    await runLivenessPhase(scheduler, clock, trace);
   } finally {
     escapes = [...deactivateTraps()];
   }
@@ -409,6 +381,53 @@ export async function runSchedule(
     workload: workload.name,
     cells,
   };
+}
+
+/*
+ * The two phases' step loops are functions of their own, with few locals: an `await` in an async
+ * function saves and restores its whole register file, and `runSchedule`'s is large.
+ */
+
+/** The fault phase; resolves true when nothing is left parked within its bound of steps. */
+async function runFaultPhase(
+  scheduler: Scheduler,
+  tape: ChoiceTape,
+  clock: VirtualClock,
+  stepEvent: (event: StepEvent) => void,
+  cover: (fault: string, phase: Phase, kind: ActorKind | undefined) => void,
+  trace: TraceEntry[] | undefined,
+): Promise<boolean> {
+  for (let steps = 0; steps < MAX_FAULT_STEPS; steps++) {
+    await scheduler.quiescent();
+    if (scheduler.parked.length === 0) return true;
+    const event = STEP_EVENTS[tape.weighted(STEP_WEIGHTS)] ?? 'none';
+    stepEvent(event);
+    if (event !== 'none')
+      trace?.push({ step: scheduler.step, atMs: clock.now(), what: `fault: ${event}` });
+    if (scheduler.parked.length === 0) continue;
+    const operation = scheduler.runAt(tape.choose(scheduler.parked.length));
+    trace?.push({
+      step: scheduler.step,
+      atMs: clock.now(),
+      what: `${operation.owner} ${operation.label}`,
+    });
+    if (event !== 'none' && event !== 'crash') cover(event, operation.phase, operation.actor?.kind);
+  }
+  return false;
+}
+
+/** The liveness phase: first-come order until nothing is parked, within its bound of steps. */
+async function runLivenessPhase(
+  scheduler: Scheduler,
+  clock: VirtualClock,
+  trace: TraceEntry[] | undefined,
+): Promise<void> {
+  for (let steps = 0; steps < MAX_LIVENESS_STEPS; steps++) {
+    await scheduler.quiescent();
+    if (scheduler.parked.length === 0) return;
+    const operation = scheduler.runAt(0);
+    trace?.push({ step: scheduler.step, atMs: clock.now(), what: `liveness: ${operation.label}` });
+  }
 }
 
 async function collectEvidence(

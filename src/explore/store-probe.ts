@@ -126,24 +126,27 @@ export function createStoreProbe(
         });
       });
     },
+    // Bound methods rather than arrows: a fresh arrow's first call goes through V8's lazy-compile
+    // stub, and every read of every schedule makes one.
     getProposal: (tenant, proposal) =>
-      read('store.getProposal', () => inner.getProposal(tenant, proposal)),
+      read('store.getProposal', inner.getProposal.bind(inner, tenant, proposal)),
     listProposalsByEffect: (tenant, effectScope, limit) =>
-      read('store.listProposalsByEffect', () =>
-        inner.listProposalsByEffect(tenant, effectScope, limit),
+      read(
+        'store.listProposalsByEffect',
+        inner.listProposalsByEffect.bind(inner, tenant, effectScope, limit),
       ),
     getEffectClaim: (tenant, effectScope) =>
-      read('store.getEffectClaim', () => inner.getEffectClaim(tenant, effectScope)),
+      read('store.getEffectClaim', inner.getEffectClaim.bind(inner, tenant, effectScope)),
     listEvidence: (tenant, proposal) =>
-      read('store.listEvidence', () => inner.listEvidence(tenant, proposal)),
-    listDue: (query) => read('store.listDue', () => inner.listDue(query)),
-    listProposals: (query) => read('store.listProposals', () => inner.listProposals(query)),
-    readLedger: (query) => read('store.readLedger', () => inner.readLedger(query)),
-    ledgerHead: (tenant) => read('store.ledgerHead', () => inner.ledgerHead(tenant)),
+      read('store.listEvidence', inner.listEvidence.bind(inner, tenant, proposal)),
+    listDue: (query) => read('store.listDue', inner.listDue.bind(inner, query)),
+    listProposals: (query) => read('store.listProposals', inner.listProposals.bind(inner, query)),
+    readLedger: (query) => read('store.readLedger', inner.readLedger.bind(inner, query)),
+    ledgerHead: (tenant) => read('store.ledgerHead', inner.ledgerHead.bind(inner, tenant)),
     truncateLedger: (tenant, through) =>
-      read('store.truncateLedger', () => inner.truncateLedger(tenant, through)),
+      read('store.truncateLedger', inner.truncateLedger.bind(inner, tenant, through)),
     ledgerCheckpoint: (tenant) =>
-      read('store.ledgerCheckpoint', () => inner.ledgerCheckpoint(tenant)),
+      read('store.ledgerCheckpoint', inner.ledgerCheckpoint.bind(inner, tenant)),
     close: () => inner.close(),
   };
 }

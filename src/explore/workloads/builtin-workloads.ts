@@ -59,27 +59,26 @@ function useActions(world: World, actions: readonly ActionDefinition[]): void {
   for (const [operation, binding] of INPUT_BINDINGS) world.inputBindings.set(operation, binding);
 }
 
-/**
- * How the executors talk to the provider: through the executor kit (one attempt, no hidden
- * retries) and honouring the lease's signal, as a real executor must; the `retrying_transport`
- * and `executor_ignores_signal` breakages switch either off.
- */
-const actionOptions = (world: World, driftCheck: boolean): ModelActionOptions => ({
-  provider: world.provider,
-  transport: world.breakages.has('retrying_transport') ? 'retrying' : 'kit',
-  ignoresSignal: world.breakages.has('executor_ignores_signal'),
-  driftCheck,
-});
-
 /** The provider model of the schedule running now (one schedule runs at a time per process). */
 let currentProvider: World['provider'] | undefined;
 
-const definitions = new Map<string, ActionDefinition>();
+/** Defined actions, by {@link variantIndex}. */
+const definitions: ActionDefinition[] = [];
+
+/** The executor variant as one small integer: no key string and no options object per schedule. */
+const variantIndex = (world: World, kind: 'refund' | 'refund-and-close', driftCheck: boolean) =>
+  (kind === 'refund' ? 0 : 1) |
+  (world.breakages.has('retrying_transport') ? 2 : 0) |
+  (world.breakages.has('executor_ignores_signal') ? 4 : 0) |
+  (driftCheck ? 8 : 0);
 
 /**
  * The action for this schedule, defined once per process and executor variant: defining one
  * builds its strict schema (and zod compiles it on first use), which would otherwise be paid
- * on every schedule. Its provider is read through the schedule now running.
+ * on every schedule. Its provider is read through the schedule now running. Its executors talk
+ * to the provider through the executor kit (one attempt, no hidden retries) and honour the
+ * lease's signal, as a real executor must; the `retrying_transport` and `executor_ignores_signal`
+ * breakages switch either off.
  */
 function actionFor(
   world: World,
@@ -87,22 +86,23 @@ function actionFor(
   driftCheck = true,
 ): ActionDefinition {
   currentProvider = world.provider;
-  const variant = actionOptions(world, driftCheck);
-  const key = `${kind}|${variant.transport}|${variant.ignoresSignal}|${driftCheck}`;
-  let action = definitions.get(key);
+  const index = variantIndex(world, kind, driftCheck);
+  let action = definitions[index];
   if (action === undefined) {
     const options: ModelActionOptions = {
-      ...variant,
       get provider() {
         if (currentProvider === undefined) throw new Error('no schedule is running');
         return currentProvider;
       },
+      transport: (index & 2) === 0 ? 'kit' : 'retrying',
+      ignoresSignal: (index & 4) !== 0,
+      driftCheck,
     };
     action =
       kind === 'refund'
         ? (defineModelRefundAction(options) as unknown as ActionDefinition)
         : (defineModelRefundAndCloseAction(options) as unknown as ActionDefinition);
-    definitions.set(key, action);
+    definitions[index] = action;
   }
   return action;
 }
