@@ -75,6 +75,57 @@ const phaseOfCommit = (write: StoreCommit): Phase => {
   return 'other_commit';
 };
 
+/**
+ * Commits `write` through `inner` in the running actor and logs what an acknowledged commit wrote.
+ * A module function bound per commit rather than an arrow: a fresh arrow's first call goes through
+ * V8's lazy-compile stub (decision 134).
+ */
+function commitAndObserve(
+  inner: GuardStore,
+  disarm: boolean,
+  write: StoreCommit,
+  scheduler: Scheduler,
+  clock: VirtualClock,
+  log: StoreLog,
+): Promise<StoreCommitResult> {
+  const actor = scheduler.current?.name ?? '?';
+  const pending = disarm ? awaitWithoutTraps(() => inner.commit(write)) : inner.commit(write);
+  return pending.then(observeCommit.bind(undefined, write, actor, scheduler, clock, log));
+}
+
+/** Logs what an acknowledged commit wrote (leases, events, evidence expiries); returns `result`. */
+function observeCommit(
+  write: StoreCommit,
+  actor: string,
+  scheduler: Scheduler,
+  clock: VirtualClock,
+  log: StoreLog,
+  result: StoreCommitResult,
+): StoreCommitResult {
+  if (result.kind === 'committed') {
+    const id = write.proposal?.record.proposal ?? null;
+    const previous = id === null ? undefined : log.records.get(id);
+    const next = write.proposal?.record;
+    if (id !== null && next !== undefined) log.records.set(id, next);
+    const current = scheduler.current;
+    if (id !== null && next?.status === 'executing' && current !== undefined) {
+      log.executors.set(id, current);
+    }
+    for (const evidence of write.evidence ?? []) log.evidenceExpiries.push(evidence.expiresAtMs);
+    log.durable(result.events, scheduler.step);
+    log.commits.push({
+      step: scheduler.step,
+      atMs: clock.now(),
+      proposal: id,
+      previous,
+      next,
+      events: result.events,
+      actor,
+    });
+  }
+  return result;
+}
+
 /** Wraps `inner` so every call parks on `scheduler` and every acknowledged commit is logged. */
 export function createStoreProbe(
   inner: GuardStore,
@@ -96,35 +147,11 @@ export function createStoreProbe(
     commit(write: StoreCommit): Promise<StoreCommitResult> {
       const label = `store.commit ${write.events[0]?.type ?? ''}`;
       // Parks, then commits in the actor: one promise chain instead of an async frame per commit.
-      return scheduler.pointThen(label, phaseOfCommit(write), () => {
-        const actor = scheduler.current?.name ?? '?';
-        const pending = disarm ? awaitWithoutTraps(() => inner.commit(write)) : inner.commit(write);
-        return pending.then((result) => {
-          if (result.kind === 'committed') {
-            const id = write.proposal?.record.proposal ?? null;
-            const previous = id === null ? undefined : log.records.get(id);
-            const next = write.proposal?.record;
-            if (id !== null && next !== undefined) log.records.set(id, next);
-            const current = scheduler.current;
-            if (id !== null && next?.status === 'executing' && current !== undefined) {
-              log.executors.set(id, current);
-            }
-            for (const evidence of write.evidence ?? [])
-              log.evidenceExpiries.push(evidence.expiresAtMs);
-            log.durable(result.events, scheduler.step);
-            log.commits.push({
-              step: scheduler.step,
-              atMs: clock.now(),
-              proposal: id,
-              previous,
-              next,
-              events: result.events,
-              actor,
-            });
-          }
-          return result;
-        });
-      });
+      return scheduler.pointThen(
+        label,
+        phaseOfCommit(write),
+        commitAndObserve.bind(undefined, inner, disarm, write, scheduler, clock, log),
+      );
     },
     // Bound methods rather than arrows: a fresh arrow's first call goes through V8's lazy-compile
     // stub, and every read of every schedule makes one.
