@@ -13,7 +13,7 @@ import { type BatchMark, batchMark } from './postgres-commit-outcome.js';
 import type { RoundTripStatement } from './postgres-prepared.js';
 import {
   appendAndMoveSql,
-  assertedSql,
+  assertedCommitSql,
   assertHeadsSql,
   oneTenantSealTemplates,
 } from './postgres-sql.js';
@@ -118,7 +118,8 @@ export function planOneTrip(
     eventRows.push(...outcome.eventRows);
     firstEvidence ??= pending.write.evidence?.[0];
     outcomes.push(outcome);
-    writes.push(...pending.writes.map(assertedSql));
+    const asserted = assertedCommitSql(pending.writes);
+    if (asserted !== undefined) writes.push(asserted);
   }
   const [only, ...others] = remembered;
   // One tenant (the common case) as templates the connection prepares once; several as text.
