@@ -15,7 +15,14 @@ import {
 } from '../../../test/support/postgres.js';
 import { verifyLedgerChain } from '../../core/ledger.js';
 import type { GuardStore, ProposalRecord } from '../../core/store.js';
-import { insertCommit, record, seed, updateCommit } from '../conformance/conformance-fixtures.js';
+import {
+  claimedInsert,
+  evidence,
+  insertCommit,
+  record,
+  seed,
+  updateCommit,
+} from '../conformance/conformance-fixtures.js';
 import { StoreUnavailableError } from '../store-errors.js';
 import {
   createPostgresStoreWithHooks,
@@ -177,6 +184,47 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     ).toEqual([[4], [3], [5]]);
     await expectValidChain(store, 'tenant-pair-a', 3);
     await expectValidChain(store, 'tenant-pair-b', 5);
+  });
+
+  it('a commit’s writes travel as one statement: an unlisted claimed insert with two evidence items is one round trip of five statements; a listed effect or a held claim refuses its commit alone, decided in two (decision 131)', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-one-statement';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    transactions.length = 0;
+    const value = record(tenant, 'p-3', { semanticEffectKey: 'e-3' });
+    const items = [evidence(tenant, 'p-3', 'd-1'), evidence(tenant, 'p-3', 'd-2', 'authority:b')];
+    const landed = await store.commit({
+      ...claimedInsert(value),
+      evidence: items,
+      onlyIfEffectUnlisted: true,
+    });
+    expect(landed.kind).toBe('committed');
+    expect(transactions).toHaveLength(1);
+    // BEGIN, the head lock, the commit's five writes as one statement, append and move, COMMIT.
+    expect(transactions[0]?.split(';\n')).toHaveLength(5);
+    expect(await store.listEvidence(tenant, 'p-3')).toStrictEqual(items);
+    expect((await store.getEffectClaim(tenant, value.effectScope))?.proposal).toBe('p-3');
+    expect((await store.getProposal(tenant, 'p-3'))?.status).toBe('executing');
+    await expectValidChain(store, tenant, 4);
+    transactions.length = 0;
+    const results = await Promise.all([
+      store.commit({
+        ...insertCommit(record(tenant, 'p-4', { semanticEffectKey: 'e-3' })),
+        onlyIfEffectUnlisted: true,
+      }),
+      store.commit(claimedInsert(record(tenant, 'p-5', { semanticEffectKey: 'e-3' }))),
+      store.commit(insert(record(tenant, 'p-6'))),
+    ]);
+    expect(results).toStrictEqual([
+      { kind: 'effect_listed' },
+      { kind: 'effect_claimed', owner: 'p-3' },
+      expect.objectContaining({ kind: 'committed' }),
+    ]);
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(await store.getProposal(tenant, 'p-4')).toBeUndefined();
+    expect(await store.getProposal(tenant, 'p-5')).toBeUndefined();
+    await expectValidChain(store, tenant, 5);
   });
 
   it('statements the connection lost (a pooler deallocated them) fail the round trip alone: the batch lands in two, and they are prepared again', async () => {
