@@ -227,6 +227,24 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     await expectValidChain(store, tenant, 5);
   });
 
+  it('a head whose hash was edited behind the store aborts the round trip (the head is moved only from the exact remembered head); the two-round-trip batch seals onto what it locks (decision 131)', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-edited-head';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    const edited = 'e'.repeat(64);
+    await admin.query(`UPDATE ${run.schema}.ledger_heads SET hash = $2 WHERE tenant = $1`, [
+      tenant,
+      edited,
+    ]);
+    transactions.length = 0;
+    const result = await store.commit(insert(record(tenant, 'p-3')));
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(result.kind === 'committed' && result.events[0]?.previousHash).toBe(edited);
+    // The edit is evident: the chain breaks where the head was rewritten.
+    expect(verifyLedgerChain(await store.readLedger({ tenant })).kind).not.toBe('valid');
+  });
+
   it('statements the connection lost (a pooler deallocated them) fail the round trip alone: the batch lands in two, and they are prepared again', async () => {
     const { store, transactions, pool } = await open(30_000, 1);
     const tenant = 'tenant-deallocated';

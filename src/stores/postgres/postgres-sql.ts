@@ -276,9 +276,13 @@ export function assertHeadsSql(q: string, heads: ReadonlyMap<string, LedgerHead>
 }
 
 /**
- * One tenant's head locked and asserted (as {@link assertHeadsSql}), its events appended and
- * the head moved (as {@link appendAndMoveSql}), as templates: the one-round-trip batch of a
- * single tenant sends them as prepared statements (decision 120).
+ * One tenant's chain head for the one-round-trip batch, as templates it sends as prepared
+ * statements (decision 120). With events, `lock` moves the head from `was` to the last event
+ * in the batch's first statement — the update locks the row as `FOR UPDATE` would, so heads
+ * are still taken first — and fails (division by zero) unless the head was exactly `was`;
+ * `seal` appends the events (decision 131: one row lock and one statement fewer than locking,
+ * then moving). Without events, `lock` only locks and asserts the head (as
+ * {@link assertHeadsSql}).
  */
 export function oneTenantSealTemplates(
   q: string,
@@ -287,23 +291,24 @@ export function oneTenantSealTemplates(
   events: readonly LedgerEvent[],
 ): { readonly lock: SqlTemplate; readonly seal: SqlTemplate[] } {
   const heads = raw(`${q}.ledger_heads`);
-  const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
+  const last = events.at(-1);
+  if (last === undefined) {
+    const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
     SELECT 1 / (CASE WHEN count(*) FILTER (WHERE sequence = ${was.sequence} AND hash = ${was.hash})
       = 1 THEN 1 ELSE 0 END) FROM locked`;
-  const last = events.at(-1);
-  if (last === undefined) return { lock, seal: [] };
+    return { lock, seal: [] };
+  }
   const rows = events.map(
     (event) =>
       sql`(${event.tenant}, ${event.sequence}, ${event.proposal}, ${event.hash}, ${encodeJson(event)})`,
   );
   return {
-    lock,
+    lock: sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
+        WHERE tenant = ${tenant} AND sequence = ${was.sequence} AND hash = ${was.hash} RETURNING 1)
+      SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
     seal: [
-      sql`WITH appended AS (INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
-        VALUES ${joinSql(rows, ', ')}),
-      moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
-        WHERE tenant = ${tenant} AND sequence = ${was.sequence} RETURNING 1)
-        SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
+      sql`INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
+        VALUES ${joinSql(rows, ', ')}`,
     ],
   };
 }
