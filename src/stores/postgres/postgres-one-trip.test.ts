@@ -227,6 +227,39 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     await expectValidChain(store, tenant, 5);
   });
 
+  it('the two-round-trip batch sends each commit’s writes as one counted statement: a held claim and a listed effect are refused alone, a clean commit with two evidence items lands (decision 131)', async () => {
+    // A hook between the round trips keeps every batch on the two-round-trip path.
+    const { store, transactions } = await open(30_000, 4, { beforeSeal: async () => undefined });
+    const tenant = 'tenant-two-trip-counted';
+    const held = record(tenant, 'p-1', { semanticEffectKey: 'e-1' });
+    expect((await store.commit(claimedInsert(held))).kind).toBe('committed');
+    transactions.length = 0;
+    const items = [evidence(tenant, 'p-4', 'd-1'), evidence(tenant, 'p-4', 'd-2', 'authority:b')];
+    const results = await Promise.all([
+      store.commit(claimedInsert(record(tenant, 'p-2', { semanticEffectKey: 'e-1' }))),
+      store.commit({
+        ...insertCommit(record(tenant, 'p-3', { semanticEffectKey: 'e-1' })),
+        onlyIfEffectUnlisted: true,
+      }),
+      store.commit({
+        ...claimedInsert(record(tenant, 'p-4', { semanticEffectKey: 'e-4' })),
+        evidence: items,
+        onlyIfEffectUnlisted: true,
+      }),
+    ]);
+    expect(results).toStrictEqual([
+      { kind: 'effect_claimed', owner: 'p-1' },
+      { kind: 'effect_listed' },
+      expect.objectContaining({ kind: 'committed' }),
+    ]);
+    // BEGIN, the head lock, then a savepoint and one statement per commit.
+    expect(transactions[0]?.split(';\n')).toHaveLength(2 + 2 * 3);
+    expect(await store.getProposal(tenant, 'p-2')).toBeUndefined();
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    expect(await store.listEvidence(tenant, 'p-4')).toStrictEqual(items);
+    await expectValidChain(store, tenant, 4);
+  });
+
   it('a head whose hash was edited behind the store aborts the round trip (the head is moved only from the exact remembered head); the two-round-trip batch seals onto what it locks (decision 131)', async () => {
     const { store, transactions } = await open();
     const tenant = 'tenant-edited-head';

@@ -74,6 +74,24 @@ export function countedSql(write: WriteSql): SqlTemplate {
 }
 
 /**
+ * A commit's writes as one statement answering one row: each write's row count, in order, as
+ * columns `c0`, `c1`, … (decision 131). The two-round-trip batch reads them as it read one
+ * statement's row count per write; one snapshot for all of a commit's writes decides as the
+ * statements one by one would (see {@link assertedCommitSql}). Undefined without writes.
+ */
+export function countedCommitSql(writes: readonly WriteSql[]): SqlTemplate | undefined {
+  if (writes.length === 0) return undefined;
+  const counts = writes
+    .map((write, index) => `(SELECT count(*) FROM ${write.from}) AS c${index}`)
+    .join(', ');
+  return sql`WITH ${joinSql(
+    writes.map((write) => write.ctes),
+    ',\n    ',
+  )}
+    SELECT ${raw(counts)}`;
+}
+
+/**
  * A commit's writes as one statement that fails (division by zero) unless each applied to
  * exactly one row (decision 131). The writes of one commit touch different rows (the proposal
  * and its sealed parts, the claim, each evidence item) and none reads what another writes, so
