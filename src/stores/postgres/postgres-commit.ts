@@ -32,6 +32,11 @@ export interface PendingCommit {
   readonly writes: readonly WriteSql[];
   /** The writes as statements answering with their row counts (see `countedSql`). */
   readonly statements: readonly SqlTemplate[];
+  /**
+   * The writes as one statement answering every row count in one row (`countedCommitSql`),
+   * what the two-round-trip batch's optimistic run sends; undefined without writes.
+   */
+  readonly counted: SqlTemplate | undefined;
   readonly resolve: (result: StoreCommitResult) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -218,8 +223,9 @@ export function sealOutcome(
 }
 
 /**
- * Sends the writes of commits `from`… in one round trip, each commit behind `SAVEPOINT
- * sg_commit_<index>` nested in the previous one, and returns each commit's row counts. When a
+ * Sends the writes of commits `from`… in one round trip, each commit's writes as one statement
+ * (decision 131) behind `SAVEPOINT sg_commit_<index>` nested in the previous one, and returns
+ * each commit's row counts, one per write. When a
  * statement fails, rolls back to the run's first savepoint and returns no counts.
  */
 export async function sendRun(
@@ -232,10 +238,10 @@ export async function sendRun(
   const parts: RoundTripStatement[] = [...opening];
   let first: number | undefined;
   for (let index = from; index < batch.length; index += 1) {
-    const statements = (batch[index] as PendingCommit).statements;
-    if (statements.length === 0) continue;
+    const { counted } = batch[index] as PendingCommit;
+    if (counted === undefined) continue;
     first ??= index;
-    parts.push(`SAVEPOINT ${savepointName(index)}`, ...statements);
+    parts.push(`SAVEPOINT ${savepointName(index)}`, counted);
   }
   let results: pg.QueryResult[] = [];
   if (parts.length > 0) {
@@ -257,14 +263,15 @@ export async function sendRun(
   const counts: (number | null)[][] = [];
   let next = opening.length;
   for (let index = from; index < batch.length; index += 1) {
-    const statements = (batch[index] as PendingCommit).statements;
-    if (statements.length === 0) {
+    const { statements, counted } = batch[index] as PendingCommit;
+    if (counted === undefined) {
       counts.push([]);
       continue;
     }
     next += 1; // the SAVEPOINT
-    counts.push(results.slice(next, next + statements.length).map((result) => result.rowCount));
-    next += statements.length;
+    const row = (results[next] as pg.QueryResult<Record<string, string>>).rows[0];
+    counts.push(statements.map((_, at) => (row === undefined ? null : Number(row[`c${at}`]))));
+    next += 1;
   }
   return { opened: results.slice(0, opening.length), counts };
 }

@@ -37,6 +37,7 @@ import {
 import { createHeadCache, planOneTrip } from './postgres-one-trip.js';
 import {
   appendAndMoveSql,
+  countedCommitSql,
   countedSql,
   createHeadsSql,
   type HeadRow,
@@ -222,7 +223,8 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
       // Outside the transaction: the statements this connection will EXECUTE.
       await context.prepared.prepare(
         client,
-        oneTrip?.statements ?? batch.flatMap((pending) => pending.statements),
+        oneTrip?.statements ??
+          batch.flatMap((pending) => (pending.counted === undefined ? [] : [pending.counted])),
       );
       if (oneTrip !== undefined) {
         const text = context.prepared.render(client, oneTrip.statements);
@@ -327,7 +329,14 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
   return {
     enqueue(write, writes) {
       return new Promise<StoreCommitResult>((resolve, reject) => {
-        queue.push({ write, writes, statements: writes.map(countedSql), resolve, reject });
+        queue.push({
+          write,
+          writes,
+          statements: writes.map(countedSql),
+          counted: countedCommitSql(writes),
+          resolve,
+          reject,
+        });
         if (draining) return;
         draining = true;
         // Commits arriving in the same tick, or while a batch is in flight, share a batch.

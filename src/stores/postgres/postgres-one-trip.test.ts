@@ -15,7 +15,14 @@ import {
 } from '../../../test/support/postgres.js';
 import { verifyLedgerChain } from '../../core/ledger.js';
 import type { GuardStore, ProposalRecord } from '../../core/store.js';
-import { insertCommit, record, seed, updateCommit } from '../conformance/conformance-fixtures.js';
+import {
+  claimedInsert,
+  evidence,
+  insertCommit,
+  record,
+  seed,
+  updateCommit,
+} from '../conformance/conformance-fixtures.js';
 import { StoreUnavailableError } from '../store-errors.js';
 import {
   createPostgresStoreWithHooks,
@@ -177,6 +184,98 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     ).toEqual([[4], [3], [5]]);
     await expectValidChain(store, 'tenant-pair-a', 3);
     await expectValidChain(store, 'tenant-pair-b', 5);
+  });
+
+  it('a commit’s writes travel as one statement: an unlisted claimed insert with two evidence items is one round trip of five statements; a listed effect or a held claim refuses its commit alone, decided in two (decision 131)', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-one-statement';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    transactions.length = 0;
+    const value = record(tenant, 'p-3', { semanticEffectKey: 'e-3' });
+    const items = [evidence(tenant, 'p-3', 'd-1'), evidence(tenant, 'p-3', 'd-2', 'authority:b')];
+    const landed = await store.commit({
+      ...claimedInsert(value),
+      evidence: items,
+      onlyIfEffectUnlisted: true,
+    });
+    expect(landed.kind).toBe('committed');
+    expect(transactions).toHaveLength(1);
+    // BEGIN, the head lock, the commit's five writes as one statement, append and move, COMMIT.
+    expect(transactions[0]?.split(';\n')).toHaveLength(5);
+    expect(await store.listEvidence(tenant, 'p-3')).toStrictEqual(items);
+    expect((await store.getEffectClaim(tenant, value.effectScope))?.proposal).toBe('p-3');
+    expect((await store.getProposal(tenant, 'p-3'))?.status).toBe('executing');
+    await expectValidChain(store, tenant, 4);
+    transactions.length = 0;
+    const results = await Promise.all([
+      store.commit({
+        ...insertCommit(record(tenant, 'p-4', { semanticEffectKey: 'e-3' })),
+        onlyIfEffectUnlisted: true,
+      }),
+      store.commit(claimedInsert(record(tenant, 'p-5', { semanticEffectKey: 'e-3' }))),
+      store.commit(insert(record(tenant, 'p-6'))),
+    ]);
+    expect(results).toStrictEqual([
+      { kind: 'effect_listed' },
+      { kind: 'effect_claimed', owner: 'p-3' },
+      expect.objectContaining({ kind: 'committed' }),
+    ]);
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(await store.getProposal(tenant, 'p-4')).toBeUndefined();
+    expect(await store.getProposal(tenant, 'p-5')).toBeUndefined();
+    await expectValidChain(store, tenant, 5);
+  });
+
+  it('the two-round-trip batch sends each commit’s writes as one counted statement: a held claim and a listed effect are refused alone, a clean commit with two evidence items lands (decision 131)', async () => {
+    // A hook between the round trips keeps every batch on the two-round-trip path.
+    const { store, transactions } = await open(30_000, 4, { beforeSeal: async () => undefined });
+    const tenant = 'tenant-two-trip-counted';
+    const held = record(tenant, 'p-1', { semanticEffectKey: 'e-1' });
+    expect((await store.commit(claimedInsert(held))).kind).toBe('committed');
+    transactions.length = 0;
+    const items = [evidence(tenant, 'p-4', 'd-1'), evidence(tenant, 'p-4', 'd-2', 'authority:b')];
+    const results = await Promise.all([
+      store.commit(claimedInsert(record(tenant, 'p-2', { semanticEffectKey: 'e-1' }))),
+      store.commit({
+        ...insertCommit(record(tenant, 'p-3', { semanticEffectKey: 'e-1' })),
+        onlyIfEffectUnlisted: true,
+      }),
+      store.commit({
+        ...claimedInsert(record(tenant, 'p-4', { semanticEffectKey: 'e-4' })),
+        evidence: items,
+        onlyIfEffectUnlisted: true,
+      }),
+    ]);
+    expect(results).toStrictEqual([
+      { kind: 'effect_claimed', owner: 'p-1' },
+      { kind: 'effect_listed' },
+      expect.objectContaining({ kind: 'committed' }),
+    ]);
+    // BEGIN, the head lock, then a savepoint and one statement per commit.
+    expect(transactions[0]?.split(';\n')).toHaveLength(2 + 2 * 3);
+    expect(await store.getProposal(tenant, 'p-2')).toBeUndefined();
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    expect(await store.listEvidence(tenant, 'p-4')).toStrictEqual(items);
+    await expectValidChain(store, tenant, 4);
+  });
+
+  it('a head whose hash was edited behind the store aborts the round trip (the head is moved only from the exact remembered head); the two-round-trip batch seals onto what it locks (decision 131)', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-edited-head';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    const edited = 'e'.repeat(64);
+    await admin.query(`UPDATE ${run.schema}.ledger_heads SET hash = $2 WHERE tenant = $1`, [
+      tenant,
+      edited,
+    ]);
+    transactions.length = 0;
+    const result = await store.commit(insert(record(tenant, 'p-3')));
+    expect(transactions).toHaveLength(2);
+    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(result.kind === 'committed' && result.events[0]?.previousHash).toBe(edited);
+    // The edit is evident: the chain breaks where the head was rewritten.
+    expect(verifyLedgerChain(await store.readLedger({ tenant })).kind).not.toBe('valid');
   });
 
   it('statements the connection lost (a pooler deallocated them) fail the round trip alone: the batch lands in two, and they are prepared again', async () => {

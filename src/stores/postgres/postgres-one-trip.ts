@@ -1,7 +1,8 @@
 /**
  * The one-round-trip batch (decision 119). When this process wrote the last events of every
  * tenant in a batch, it seals the batch's events onto the heads it remembers and sends the head
- * locks (asserting each head is still what it remembers), every write (each asserting it
+ * locks (asserting each head is still what it remembers; one tenant's head is moved by the
+ * statement that locks it, decision 131), each commit's writes (one statement asserting each
  * touched exactly one row), the append, the head moves and COMMIT as one round trip. Any
  * surprise aborts the transaction whole, and the batch goes the two-round-trip way (024).
  */
@@ -13,7 +14,7 @@ import { type BatchMark, batchMark } from './postgres-commit-outcome.js';
 import type { RoundTripStatement } from './postgres-prepared.js';
 import {
   appendAndMoveSql,
-  assertedSql,
+  assertedCommitSql,
   assertHeadsSql,
   oneTenantSealTemplates,
 } from './postgres-sql.js';
@@ -118,10 +119,12 @@ export function planOneTrip(
     eventRows.push(...outcome.eventRows);
     firstEvidence ??= pending.write.evidence?.[0];
     outcomes.push(outcome);
-    writes.push(...pending.writes.map(assertedSql));
+    const asserted = assertedCommitSql(pending.writes);
+    if (asserted !== undefined) writes.push(asserted);
   }
   const [only, ...others] = remembered;
-  // One tenant (the common case) as templates the connection prepares once; several as text.
+  // One tenant (the common case) as templates the connection prepares once, the head moved
+  // where it is locked; several as text, locked in tenant order first and moved last.
   const { lock, seal } =
     only !== undefined && others.length === 0
       ? oneTenantSealTemplates(q, only[0], only[1], appended)

@@ -28,6 +28,9 @@ export interface PreparedStatements {
   forget(client: pg.PoolClient): void;
 }
 
+/** Numbered texts whose prepared name is remembered at most (the texts of a store are few). */
+const MAX_REMEMBERED_TEXTS = 1_000;
+
 /** Creates the renderer; `enabled: false` always inlines (see `preparedStatements`). */
 export function createPreparedStatements(enabled: boolean): PreparedStatements {
   const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
@@ -36,11 +39,22 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
 
   /** Each template's numbered text and name, computed once (prepare and render both ask). */
   const identities = new WeakMap<SqlTemplate, { readonly text: string; readonly name: string }>();
+  /**
+   * The name of each numbered text seen: every commit builds its templates afresh, but their
+   * texts repeat, so the hash is taken once per text (decision 131). Bounded; starts over.
+   */
+  const nameOfText = new Map<string, string>();
   const identify = (template: SqlTemplate) => {
     let identity = identities.get(template);
     if (identity === undefined) {
       const text = numbered(template);
-      identity = { text, name: preparedName(text) };
+      let name = nameOfText.get(text);
+      if (name === undefined) {
+        if (nameOfText.size >= MAX_REMEMBERED_TEXTS) nameOfText.clear();
+        name = preparedName(text);
+        nameOfText.set(text, name);
+      }
+      identity = { text, name };
       identities.set(template, identity);
     }
     return identity;
@@ -53,6 +67,12 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
       preparedOn.set(client, names);
     }
     return names;
+  };
+
+  /** Whether `template` still needs a `PREPARE` on `client` (checked without awaiting). */
+  const missing = (client: pg.PoolClient, template: SqlTemplate): boolean => {
+    const { text, name } = identify(template);
+    return !refused.has(text) && preparedOn.get(client)?.has(name) !== true;
   };
 
   const prepareOne = async (client: pg.PoolClient, template: SqlTemplate): Promise<void> => {
@@ -86,7 +106,9 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
     async prepare(client, statements) {
       if (!enabled) return;
       for (const statement of statements) {
-        if (typeof statement !== 'string') await prepareOne(client, statement);
+        if (typeof statement !== 'string' && missing(client, statement)) {
+          await prepareOne(client, statement);
+        }
       }
     },
     render(client, statements) {

@@ -56,9 +56,11 @@ function envelopeUpdate(
 }
 
 /**
- * One write of a commit as data-modifying CTEs and the CTE whose rows say whether it applied
- * (one row when it did). The group commit sends it as `SELECT 1 FROM <from>` and reads the row
- * count (decision 024); the one-round-trip commit asserts the count instead (decision 119).
+ * One write of a commit as data-modifying CTEs (`name AS (…)`, comma-separated, without the
+ * `WITH`) and the CTE whose rows say whether it applied (one row when it did). CTE names are
+ * distinct across a commit's writes, so the writes can share one `WITH`. The group commit
+ * sends each write as `SELECT 1 FROM <from>` and reads the row count (decision 024); the
+ * one-round-trip commit asserts every count in one statement instead (decisions 119, 131).
  */
 export interface WriteSql {
   readonly ctes: SqlTemplate;
@@ -67,14 +69,43 @@ export interface WriteSql {
 
 /** The write as a statement whose row count is 1 when it applied. */
 export function countedSql(write: WriteSql): SqlTemplate {
-  return sql`${write.ctes}
+  return sql`WITH ${write.ctes}
     SELECT 1 FROM ${raw(write.from)}`;
 }
 
-/** The write as a statement that fails (division by zero) unless it applied to exactly 1 row. */
-export function assertedSql(write: WriteSql): SqlTemplate {
-  return sql`${write.ctes}
-    SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM ${raw(write.from)}`;
+/**
+ * A commit's writes as one statement answering one row: each write's row count, in order, as
+ * columns `c0`, `c1`, … (decision 131). The two-round-trip batch reads them as it read one
+ * statement's row count per write; one snapshot for all of a commit's writes decides as the
+ * statements one by one would (see {@link assertedCommitSql}). Undefined without writes.
+ */
+export function countedCommitSql(writes: readonly WriteSql[]): SqlTemplate | undefined {
+  if (writes.length === 0) return undefined;
+  const counts = writes
+    .map((write, index) => `(SELECT count(*) FROM ${write.from}) AS c${index}`)
+    .join(', ');
+  return sql`WITH ${joinSql(
+    writes.map((write) => write.ctes),
+    ',\n    ',
+  )}
+    SELECT ${raw(counts)}`;
+}
+
+/**
+ * A commit's writes as one statement that fails (division by zero) unless each applied to
+ * exactly one row (decision 131). The writes of one commit touch different rows (the proposal
+ * and its sealed parts, the claim, each evidence item) and none reads what another writes, so
+ * one snapshot for all of them decides as the statements one by one would; any failure aborts
+ * the one-round-trip transaction whole. Undefined for a commit without writes.
+ */
+export function assertedCommitSql(writes: readonly WriteSql[]): SqlTemplate | undefined {
+  if (writes.length === 0) return undefined;
+  const counts = writes.map((write) => `(SELECT count(*) FROM ${write.from}) = 1`).join(' AND ');
+  return sql`WITH ${joinSql(
+    writes.map((write) => write.ctes),
+    ',\n    ',
+  )}
+    SELECT 1 / (CASE WHEN ${raw(counts)} THEN 1 ELSE 0 END)`;
 }
 
 /** The proposal write of a commit (see `commitWrites`). */
@@ -106,7 +137,7 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
       columns.map(([, value]) => sql`${value}`),
       ', ',
     );
-    const insert = sql`WITH inserted AS (INSERT INTO ${proposals}
+    const insert = sql`inserted AS (INSERT INTO ${proposals}
       (tenant, proposal, ${names})
       VALUES (${tenant}, ${proposal}, ${values})
       ON CONFLICT (tenant, proposal) DO NOTHING RETURNING tenant, proposal)`;
@@ -137,10 +168,7 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
       '\n    ',
     )}`;
   return {
-    ctes: joinSql(
-      [sql`WITH updated AS (${update} RETURNING tenant, proposal)`, ...effects],
-      ',\n    ',
-    ),
+    ctes: joinSql([sql`updated AS (${update} RETURNING tenant, proposal)`, ...effects], ',\n    '),
     from: 'updated',
   };
 }
@@ -156,7 +184,7 @@ export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
   const { tenant } = write;
   if (write.onlyIfEffectUnlisted === true && write.proposal !== undefined) {
     writes.push({
-      ctes: sql`WITH unlisted AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM ${raw(`${q}.proposals`)}
+      ctes: sql`unlisted AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM ${raw(`${q}.proposals`)}
         WHERE tenant = ${tenant} AND effect_scope = ${write.proposal.record.effectScope}))`,
       from: 'unlisted',
     });
@@ -166,18 +194,19 @@ export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
   if (write.claim !== undefined) {
     const { effectScope, proposal, atMs } = write.claim;
     writes.push({
-      ctes: sql`WITH claimed AS (INSERT INTO ${raw(`${q}.effect_claims`)} (tenant, effect_scope, proposal, claimed_at_ms)
+      ctes: sql`claimed AS (INSERT INTO ${raw(`${q}.effect_claims`)} (tenant, effect_scope, proposal, claimed_at_ms)
       VALUES (${tenant}, ${effectScope}, ${proposal}, ${atMs})
       ON CONFLICT (tenant, effect_scope) DO NOTHING RETURNING 1)`,
       from: 'claimed',
     });
   }
-  for (const item of write.evidence ?? []) {
+  for (const [index, item] of (write.evidence ?? []).entries()) {
+    const stored = `stored_${index}`;
     writes.push({
-      ctes: sql`WITH stored AS (INSERT INTO ${raw(`${q}.authority_evidence`)} (tenant, proposal, evidence_digest, record)
+      ctes: sql`${raw(stored)} AS (INSERT INTO ${raw(`${q}.authority_evidence`)} (tenant, proposal, evidence_digest, record)
       VALUES (${tenant}, ${item.proposal}, ${item.evidenceDigest}, ${encodeJson(item)})
       ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING RETURNING 1)`,
-      from: 'stored',
+      from: stored,
     });
   }
   return writes;
@@ -196,40 +225,40 @@ export function createHeadsSql(q: string, tenants: readonly string[]): string {
     VALUES ${values.join(', ')} ON CONFLICT (tenant) DO NOTHING`;
 }
 
-/** One sealed event as a `VALUES` row of {@link appendEventsSql}. */
+/** One sealed event as a `VALUES` row of {@link appendAndMoveHeadsSql}. */
 export function eventRowSql(event: LedgerEvent): string {
   return `(${literal(event.tenant)}, ${literal(event.sequence)}, ${literal(event.proposal)}, ${literal(event.hash)}, ${literal(encodeJson(event))})`;
 }
 
-/** Appends sealed events given as {@link eventRowSql} rows. */
-export function appendEventsSql(q: string, rows: readonly string[]): string {
-  return `INSERT INTO ${q}.ledger_events (tenant, sequence, proposal, hash, event) VALUES ${rows.join(',\n')}`;
-}
-
 /**
- * Moves each tenant's head from the value locked at the start (`was`) to `to`, and asserts
- * after the write what sealing assumed: every head moved, each from the locked value. Otherwise
- * the division fails, and COMMIT with it.
+ * Appends sealed events given as {@link eventRowSql} rows and moves each tenant's head from
+ * the value locked at the start (`was`) to `to`, in one statement (decision 131), asserting
+ * after the write what sealing assumed: every head moved, each from the locked value.
+ * Otherwise the division fails, and COMMIT with it. The append and the move touch different
+ * tables, so one snapshot for both changes nothing.
  */
-export function moveHeadsSql(
+export function appendAndMoveHeadsSql(
   q: string,
+  rows: readonly string[],
   moves: readonly { tenant: string; to: LedgerHead; was: LedgerHead }[],
 ): string {
-  const rows = moves.map(
+  const values = moves.map(
     ({ tenant, to, was }) =>
       `(${literal(tenant)}, ${literal(to.sequence)}::bigint, ${literal(to.hash)}, ${literal(was.sequence)}::bigint)`,
   );
-  return `WITH moved AS (
+  return `WITH appended AS (
+      INSERT INTO ${q}.ledger_events (tenant, sequence, proposal, hash, event) VALUES ${rows.join(',\n')}),
+    moved AS (
       UPDATE ${q}.ledger_heads AS h SET sequence = v.sequence, hash = v.hash
-      FROM (VALUES ${rows.join(', ')}) AS v (tenant, sequence, hash, was)
+      FROM (VALUES ${values.join(', ')}) AS v (tenant, sequence, hash, was)
       WHERE h.tenant = v.tenant AND h.sequence = v.was RETURNING 1)
     SELECT 1 / (CASE WHEN count(*) = ${moves.length} THEN 1 ELSE 0 END) FROM moved`;
 }
 
 /**
  * The append of a batch's sealed events (as {@link eventRowSql} rows) and the move of every
- * head they extend, from the head locked at the start (`was`) to the last event; nothing when
- * the batch sealed no event.
+ * head they extend, from the head locked at the start (`was`) to the last event, as one
+ * statement; nothing when the batch sealed no event.
  */
 export function appendAndMoveSql(
   q: string,
@@ -246,7 +275,7 @@ export function appendAndMoveSql(
     to,
     was: was.get(tenant) as LedgerHead,
   }));
-  return [appendEventsSql(q, eventRows), moveHeadsSql(q, moves)];
+  return [appendAndMoveHeadsSql(q, eventRows, moves)];
 }
 
 /**
@@ -265,9 +294,13 @@ export function assertHeadsSql(q: string, heads: ReadonlyMap<string, LedgerHead>
 }
 
 /**
- * One tenant's head locked and asserted (as {@link assertHeadsSql}), its events appended and
- * the head moved (as {@link appendAndMoveSql}), as templates: the one-round-trip batch of a
- * single tenant sends them as prepared statements (decision 120).
+ * One tenant's chain head for the one-round-trip batch, as templates it sends as prepared
+ * statements (decision 120). With events, `lock` moves the head from `was` to the last event
+ * in the batch's first statement — the update locks the row as `FOR UPDATE` would, so heads
+ * are still taken first — and fails (division by zero) unless the head was exactly `was`;
+ * `seal` appends the events (decision 131: one row lock and one statement fewer than locking,
+ * then moving). Without events, `lock` only locks and asserts the head (as
+ * {@link assertHeadsSql}).
  */
 export function oneTenantSealTemplates(
   q: string,
@@ -276,23 +309,24 @@ export function oneTenantSealTemplates(
   events: readonly LedgerEvent[],
 ): { readonly lock: SqlTemplate; readonly seal: SqlTemplate[] } {
   const heads = raw(`${q}.ledger_heads`);
-  const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
+  const last = events.at(-1);
+  if (last === undefined) {
+    const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
     SELECT 1 / (CASE WHEN count(*) FILTER (WHERE sequence = ${was.sequence} AND hash = ${was.hash})
       = 1 THEN 1 ELSE 0 END) FROM locked`;
-  const last = events.at(-1);
-  if (last === undefined) return { lock, seal: [] };
+    return { lock, seal: [] };
+  }
   const rows = events.map(
     (event) =>
       sql`(${event.tenant}, ${event.sequence}, ${event.proposal}, ${event.hash}, ${encodeJson(event)})`,
   );
   return {
-    lock,
+    lock: sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
+        WHERE tenant = ${tenant} AND sequence = ${was.sequence} AND hash = ${was.hash} RETURNING 1)
+      SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
     seal: [
       sql`INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
         VALUES ${joinSql(rows, ', ')}`,
-      sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
-        WHERE tenant = ${tenant} AND sequence = ${was.sequence} RETURNING 1)
-        SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
     ],
   };
 }
