@@ -140,10 +140,18 @@ function objectJson(object: Record<string, unknown>, excluded: ReadonlySet<strin
   return `${text}}`;
 }
 
-/** Key lists sorted before, by their first key: records and their parts come in a few shapes. */
-const sortedByFirstKey = new Map<string, { keys: readonly string[]; sorted: readonly string[] }>();
+/**
+ * Key lists sorted before, by their first key: records and their parts come in a few shapes. A
+ * first key holds up to {@link SHAPES_PER_FIRST_KEY} shapes, newest first: a record read back
+ * with its MAC and a fresh one without it share `tenant` and would otherwise evict each other.
+ */
+const sortedByFirstKey = new Map<
+  string,
+  { readonly keys: readonly string[]; readonly sorted: readonly string[] }[]
+>();
 /** Bounds the memo: a host's receipts or evidence could bring any number of shapes. */
 const SORTED_KEYS_MEMO_MAX = 256;
+const SHAPES_PER_FIRST_KEY = 4;
 
 /**
  * `keys` sorted with `Array.prototype.sort` (UTF-16 units). A list equal, key by key and in the
@@ -153,11 +161,35 @@ const SORTED_KEYS_MEMO_MAX = 256;
 function sortedKeys(keys: readonly string[]): readonly string[] {
   const first = keys[0];
   if (first === undefined) return keys;
-  const known = sortedByFirstKey.get(first);
-  if (known !== undefined && sameKeys(known.keys, keys)) return known.sorted;
-  const sorted = [...keys].sort();
-  if (known !== undefined || sortedByFirstKey.size < SORTED_KEYS_MEMO_MAX) {
-    sortedByFirstKey.set(first, { keys, sorted });
+  const shapes = sortedByFirstKey.get(first);
+  if (shapes !== undefined) {
+    for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape.sorted;
+  }
+  const sorted = sortedCopy(keys);
+  if (shapes !== undefined) {
+    shapes.unshift({ keys, sorted });
+    if (shapes.length > SHAPES_PER_FIRST_KEY) shapes.pop();
+  } else if (sortedByFirstKey.size < SORTED_KEYS_MEMO_MAX) {
+    sortedByFirstKey.set(first, [{ keys, sorted }]);
+  }
+  return sorted;
+}
+
+/**
+ * A sorted copy of `keys` (distinct), as `[...keys].sort()` sorts it (UTF-16 units): by
+ * insertion for a few keys, which needs none of the built-in sort's scratch arrays.
+ */
+function sortedCopy(keys: readonly string[]): string[] {
+  const sorted = [...keys];
+  if (sorted.length > 16) return sorted.sort();
+  for (let next = 1; next < sorted.length; next += 1) {
+    const key = sorted[next]!;
+    let at = next;
+    while (at > 0 && key < sorted[at - 1]!) {
+      sorted[at] = sorted[at - 1]!;
+      at -= 1;
+    }
+    sorted[at] = key;
   }
   return sorted;
 }
