@@ -180,6 +180,23 @@ describe('canonicalize, against the reference encoder', () => {
     );
   });
 
+  it('sorts plain-ASCII keys exactly on both sides of the insertion-sort bound (16 keys)', () => {
+    assertProperty(
+      fc.property(
+        fc.uniqueArray(fc.string({ unit: 'grapheme-ascii', maxLength: 4 }), {
+          minLength: 14,
+          maxLength: 19,
+        }),
+        (keys) => {
+          const value = Object.fromEntries(keys.map((key, index) => [key, index]));
+          expectSame(value);
+          expectSame(Object.fromEntries([...keys].reverse().map((key, index) => [key, index])));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('gives the same errors for symbol keys, cycles and nesting past the limit', () => {
     const withSymbol = { a: 1, [Symbol('hidden')]: 2 };
     const withHiddenSymbol = { a: 1 };
