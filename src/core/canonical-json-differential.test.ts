@@ -256,6 +256,22 @@ describe('canonicalizeMembers and embedded text, against the reference encoder',
     );
   });
 
+  it('canonicalizeMembers is exact for a frozen key list used again and a list changed in place', () => {
+    const frozen = Object.freeze(['a', 'b', 'data', 'z']);
+    const values = [1, undefined, { y: 'é', x: [2] }, 'z'];
+    const expected = referenceCanonicalize({ a: 1, data: { y: 'é', x: [2] }, z: 'z' });
+    expect(canonicalizeMembers(frozen, values)).toBe(expected);
+    expect(canonicalizeMembers(frozen, values)).toBe(expected);
+    // A list that is not frozen is checked each time: changed out of order, it takes the
+    // generic path and still sorts.
+    const open = ['a', 'b', 'c'];
+    expect(canonicalizeMembers(open, [1, 2, 3])).toBe('{"a":1,"b":2,"c":3}');
+    open[0] = 'd';
+    expect(canonicalizeMembers(open, [1, 2, 3])).toBe('{"b":2,"c":3,"d":1}');
+    open[0] = 'é';
+    expect(canonicalizeMembers(open, [1, 2, 3])).toBe(referenceCanonicalize({ é: 1, b: 2, c: 3 }));
+  });
+
   it('an embedded CanonicalText is written as the value it encodes', () => {
     assertProperty(
       fc.property(hostileValue, (value) => {

@@ -195,7 +195,7 @@ describe('record MAC bytes of many shapes', () => {
   });
 
   it('stays exact when more shapes than it keeps per first key alternate', () => {
-    // Six shapes share `m`; the memo keeps four per first key, newest first.
+    // Seven shapes share `m` (one with keys JSON must escape); the memo keeps four per first key, newest first.
     const shapes = [
       { m: 1, b: 2, a: 3 },
       { m: 1, c: 2, a: 3 },
@@ -203,6 +203,7 @@ describe('record MAC bytes of many shapes', () => {
       { m: 1, e: 2, a: 3 },
       { m: 1, f: 2, a: 3 },
       { m: 1, a: 2, g: 3 },
+      { m: 1, 'q"uote': 2, é: 3, 'back\\slash': { ü: [1] } },
     ];
     for (let round = 0; round < 4; round += 1) {
       for (const shape of round % 2 === 0 ? shapes : [...shapes].reverse()) {

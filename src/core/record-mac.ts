@@ -130,14 +130,22 @@ function sortedJson(value: unknown): string {
 
 /** One object of {@link sortedJson}, leaving out the `excluded` keys (no copy of the object). */
 function objectJson(object: Record<string, unknown>, excluded: ReadonlySet<string> | undefined) {
+  const { sorted, heads } = sortedKeys(Object.keys(object));
   let text = '{';
-  for (const key of sortedKeys(Object.keys(object))) {
+  for (let index = 0; index < sorted.length; index += 1) {
+    const key = sorted[index]!;
     const item = object[key];
     if (item === undefined || excluded?.has(key)) continue;
-    if (text.length > 1) text += ',';
-    text += `${quoteJson(key)}:${sortedJson(item)}`;
+    text += text.length > 1 ? heads.later[index]! : heads.first[index]!;
+    text += sortedJson(item);
   }
   return `${text}}`;
+}
+
+/** A key list sorted, with what each member starts with: `"key":` first, `,"key":` after another. */
+interface SortedShape {
+  readonly sorted: readonly string[];
+  readonly heads: { readonly first: readonly string[]; readonly later: readonly string[] };
 }
 
 /**
@@ -147,32 +155,35 @@ function objectJson(object: Record<string, unknown>, excluded: ReadonlySet<strin
  */
 const sortedByFirstKey = new Map<
   string,
-  { readonly keys: readonly string[]; readonly sorted: readonly string[] }[]
+  { readonly keys: readonly string[]; shape: SortedShape }[]
 >();
 /** Bounds the memo: a host's receipts or evidence could bring any number of shapes. */
 const SORTED_KEYS_MEMO_MAX = 256;
 const SHAPES_PER_FIRST_KEY = 4;
 
 /**
- * `keys` sorted with `Array.prototype.sort` (UTF-16 units). A list equal, key by key and in the
- * same order, to one sorted before reuses that answer: comparing the lists costs less than
- * sorting again, and the sort's scratch arrays were a tenth of the bytes an action allocated.
+ * `keys` sorted with `Array.prototype.sort` (UTF-16 units), with their member heads. A list
+ * equal, key by key and in the same order, to one sorted before reuses that answer: comparing
+ * the lists costs less than sorting again and quoting every key, and the sort's scratch arrays
+ * were a tenth of the bytes an action allocated.
  */
-function sortedKeys(keys: readonly string[]): readonly string[] {
+function sortedKeys(keys: readonly string[]): SortedShape {
   const first = keys[0];
-  if (first === undefined) return keys;
-  const shapes = sortedByFirstKey.get(first);
+  const shapes = first === undefined ? undefined : sortedByFirstKey.get(first);
   if (shapes !== undefined) {
-    for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape.sorted;
+    for (const known of shapes) if (sameKeys(known.keys, keys)) return known.shape;
   }
   const sorted = sortedCopy(keys);
+  const quoted = sorted.map((key) => `${quoteJson(key)}:`);
+  const shape = { sorted, heads: { first: quoted, later: quoted.map((head) => `,${head}`) } };
+  if (first === undefined) return shape;
   if (shapes !== undefined) {
-    shapes.unshift({ keys, sorted });
+    shapes.unshift({ keys, shape });
     if (shapes.length > SHAPES_PER_FIRST_KEY) shapes.pop();
   } else if (sortedByFirstKey.size < SORTED_KEYS_MEMO_MAX) {
-    sortedByFirstKey.set(first, [{ keys, sorted }]);
+    sortedByFirstKey.set(first, [{ keys, shape }]);
   }
-  return sorted;
+  return shape;
 }
 
 /**
