@@ -26,7 +26,7 @@ describe('deepFreeze', () => {
     expect(Object.isFrozen(successor.lease)).toBe(true);
   });
 
-  it('leaves a tree it froze before frozen when asked again, so a second call needs no walk', () => {
+  it('leaves a tree it froze before frozen and unchanged when asked again', () => {
     const tree = deepFreeze({ list: [{ at: 1 }] });
     expect(deepFreeze(tree)).toBe(tree);
     expect(() => {

@@ -6,6 +6,7 @@
 import { keyedMac, keyedMacMatches, sha256Hex } from './commitment.js';
 import { quoteJson } from './json-text.js';
 import { KeyPurpose, type KeyReference, type KeyRing } from './key-ring.js';
+import { copyRecord } from './record-copy.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from './store.js';
 
 /** An HMAC-SHA-256 over a stored record and the key that made it; `value` is unpadded base64url. */
@@ -64,10 +65,9 @@ export function sealRecord(
   key: KeyReference = keyRing.current,
 ): ProposalRecord {
   const value = keyedMac(keyRing, KeyPurpose.record, key, RECORD_MAC_DOMAIN, recordMacText(record));
-  return {
-    ...record,
+  return copyRecord(record, {
     recordMac: { algorithm: 'hmac-sha256', keyHandle: key.handle, keyVersion: key.version, value },
-  };
+  });
 }
 
 /**
