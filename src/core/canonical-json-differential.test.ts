@@ -180,6 +180,23 @@ describe('canonicalize, against the reference encoder', () => {
     );
   });
 
+  it('sorts plain-ASCII keys exactly on both sides of the insertion-sort bound (16 keys)', () => {
+    assertProperty(
+      fc.property(
+        fc.uniqueArray(fc.string({ unit: 'grapheme-ascii', maxLength: 4 }), {
+          minLength: 14,
+          maxLength: 19,
+        }),
+        (keys) => {
+          const value = Object.fromEntries(keys.map((key, index) => [key, index]));
+          expectSame(value);
+          expectSame(Object.fromEntries([...keys].reverse().map((key, index) => [key, index])));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('gives the same errors for symbol keys, cycles and nesting past the limit', () => {
     const withSymbol = { a: 1, [Symbol('hidden')]: 2 };
     const withHiddenSymbol = { a: 1 };
@@ -237,6 +254,22 @@ describe('canonicalizeMembers and embedded text, against the reference encoder',
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('canonicalizeMembers is exact for a frozen key list used again and a list changed in place', () => {
+    const frozen = Object.freeze(['a', 'b', 'data', 'z']);
+    const values = [1, undefined, { y: 'é', x: [2] }, 'z'];
+    const expected = referenceCanonicalize({ a: 1, data: { y: 'é', x: [2] }, z: 'z' });
+    expect(canonicalizeMembers(frozen, values)).toBe(expected);
+    expect(canonicalizeMembers(frozen, values)).toBe(expected);
+    // A list that is not frozen is checked each time: changed out of order, it takes the
+    // generic path and still sorts.
+    const open = ['a', 'b', 'c'];
+    expect(canonicalizeMembers(open, [1, 2, 3])).toBe('{"a":1,"b":2,"c":3}');
+    open[0] = 'd';
+    expect(canonicalizeMembers(open, [1, 2, 3])).toBe('{"b":2,"c":3,"d":1}');
+    open[0] = 'é';
+    expect(canonicalizeMembers(open, [1, 2, 3])).toBe(referenceCanonicalize({ é: 1, b: 2, c: 3 }));
   });
 
   it('an embedded CanonicalText is written as the value it encodes', () => {

@@ -59,27 +59,54 @@ export function canonicalize(value: unknown): string {
  * canonicalize of that object; other keys take the generic path.
  */
 export function canonicalizeMembers(keys: readonly string[], values: readonly unknown[]): string {
-  for (let index = 0; index < keys.length; index += 1) {
-    const key = keys[index]!;
-    if (!PLAIN_ASCII.test(key) || (index > 0 && !(keys[index - 1]! < key))) {
-      return canonicalize(Object.fromEntries(keys.map((name, at) => [name, values[at]])));
-    }
+  const prefixes = memberPrefixesOf(keys);
+  if (prefixes === undefined) {
+    return canonicalize(Object.fromEntries(keys.map((name, at) => [name, values[at]])));
   }
   const outer = deepest;
   deepest = 1;
   try {
     let text = '{';
     for (let index = 0; index < keys.length; index += 1) {
-      const key = keys[index]!;
       const item = values[index];
       if (item === undefined) continue;
-      text += `${text.length === 1 ? '' : ','}"${key}":${encodeValue(item, undefined, key, 1, [])}`;
+      text += text.length === 1 ? prefixes.first[index]! : prefixes.later[index]!;
+      text += encodeValue(item, undefined, keys[index], 1, []);
     }
     return `${text}}`;
   } finally {
     deepest = outer;
   }
 }
+
+/** What each member of a fixed shape starts with: `"key":` first, `,"key":` after another. */
+interface MemberPrefixes {
+  readonly first: readonly string[];
+  readonly later: readonly string[];
+}
+
+/**
+ * The member prefixes of `keys` when they are plain ASCII in ascending order (undefined
+ * otherwise). Worked out once per frozen key list (the ledger's event shape), so each event
+ * writes two ready strings per member instead of building them; a list that is not frozen could
+ * change after it was checked, so it is checked each time.
+ */
+function memberPrefixesOf(keys: readonly string[]): MemberPrefixes | undefined {
+  const known = memberPrefixes.get(keys);
+  if (known !== undefined) return known;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index]!;
+    if (!PLAIN_ASCII.test(key) || (index > 0 && !(keys[index - 1]! < key))) return undefined;
+  }
+  const prefixes = {
+    first: keys.map((key) => `"${key}":`),
+    later: keys.map((key) => `,"${key}":`),
+  };
+  if (Object.isFrozen(keys)) memberPrefixes.set(keys, prefixes);
+  return prefixes;
+}
+
+const memberPrefixes = new WeakMap<readonly string[], MemberPrefixes>();
 
 /** The UTF-8 bytes of {@link canonicalize}; same rules, same errors. Returns a fresh array. */
 export function canonicalBytes(value: unknown): Uint8Array {
@@ -312,13 +339,7 @@ function encodeObject(
     }
     return `${text}}`;
   }
-  const order = keys.map((_, index) => index);
-  // Plain ASCII keys sort the same by UTF-16 unit and by code point.
-  order.sort(
-    seen === undefined
-      ? (left, right) => (keys[left]! < keys[right]! ? -1 : 1)
-      : (left, right) => compareByCodePoint(keys[left]!, keys[right]!),
-  );
+  const order = seen === undefined ? plainKeyOrder(keys) : codePointOrder(keys);
   let text = '{';
   for (let position = 0; position < order.length; position += 1) {
     const index = order[position]!;
@@ -328,6 +349,41 @@ function encodeObject(
     text += position === 0 ? `${name}:${encoded}` : `,${name}:${encoded}`;
   }
   return `${text}}`;
+}
+
+/**
+ * The positions of `keys` (distinct plain ASCII, which sort the same by UTF-16 unit and by code
+ * point) in sorted order. Objects of a few keys (the guard's event data and payloads) are sorted
+ * by insertion in place: `Array.prototype.sort`'s scratch arrays were about a twentieth of the
+ * bytes an action allocated. Nothing is remembered across calls (keys may be private).
+ */
+function plainKeyOrder(keys: readonly string[]): number[] {
+  const order = keys.map((_, index) => index);
+  if (keys.length > INSERTION_SORT_MAX_KEYS) {
+    order.sort((left, right) => (keys[left]! < keys[right]! ? -1 : 1));
+    return order;
+  }
+  for (let next = 1; next < order.length; next += 1) {
+    const index = order[next]!;
+    const key = keys[index]!;
+    let at = next;
+    while (at > 0 && key < keys[order[at - 1]!]!) {
+      order[at] = order[at - 1]!;
+      at -= 1;
+    }
+    order[at] = index;
+  }
+  return order;
+}
+
+/** Above this many keys, an object's keys are sorted with `Array.prototype.sort`. */
+const INSERTION_SORT_MAX_KEYS = 16;
+
+/** The positions of `keys` (distinct, well-formed, NFC) in code point order. */
+function codePointOrder(keys: readonly string[]): number[] {
+  const order = keys.map((_, index) => index);
+  order.sort((left, right) => compareByCodePoint(keys[left]!, keys[right]!));
+  return order;
 }
 
 function encodeString(value: string, at: Path, key: Key): string {

@@ -72,7 +72,7 @@ export function hashLedgerEvent(event: Omit<LedgerEvent, 'hash'>): string {
 }
 
 /** The hashed members in code point order; the values above follow it. */
-const EVENT_HASH_KEYS: readonly string[] = [
+const EVENT_HASH_KEYS: readonly string[] = Object.freeze([
   'actionType',
   'at',
   'data',
@@ -84,7 +84,7 @@ const EVENT_HASH_KEYS: readonly string[] = [
   'tenant',
   'type',
   'v',
-];
+]);
 
 /**
  * Seals drafts onto a chain whose current head is `head` (undefined for an empty chain).

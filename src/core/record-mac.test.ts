@@ -8,6 +8,7 @@ import {
   checkRecordMac,
   evidenceRowDigest,
   RECORD_MAC_DOMAIN,
+  RECORD_MAC_EXCLUDED_FIELDS,
   recordMacBytes,
   sealRecord,
 } from './record-mac.js';
@@ -191,6 +192,42 @@ describe('record MAC bytes of many shapes', () => {
     for (let round = 0; round < 3; round += 1) {
       for (const shape of shapes) expect(text(shape)).toBe(reference(shape));
     }
+  });
+
+  it('stays exact when more shapes than it keeps per first key alternate', () => {
+    // Seven shapes share `m` (one with keys JSON must escape); the memo keeps four per first key, newest first.
+    const shapes = [
+      { m: 1, b: 2, a: 3 },
+      { m: 1, c: 2, a: 3 },
+      { m: 1, d: 2, a: 3 },
+      { m: 1, e: 2, a: 3 },
+      { m: 1, f: 2, a: 3 },
+      { m: 1, a: 2, g: 3 },
+      { m: 1, 'q"uote': 2, é: 3, 'back\\slash': { ü: [1] } },
+    ];
+    for (let round = 0; round < 4; round += 1) {
+      for (const shape of round % 2 === 0 ? shapes : [...shapes].reverse()) {
+        expect(text(shape)).toBe(reference(shape));
+      }
+    }
+    // A fresh record and its sealed successor (one more key, `recordMac`) alternate in an action.
+    const fresh = record();
+    const sealed = sealRecord(ringV1, fresh);
+    const covered = Object.fromEntries(
+      Object.entries(fresh).filter(([key]) => !RECORD_MAC_EXCLUDED_FIELDS.includes(key)),
+    );
+    for (let round = 0; round < 3; round += 1) {
+      expect(text(fresh)).toBe(reference(covered));
+      expect(text(sealed)).toBe(reference(covered));
+      expect(checkRecordMac(ringV1, sealRecord(ringV1, sealed))).toBe('valid');
+    }
+  });
+
+  it('sorts a list of more than 16 keys as Array.prototype.sort does', () => {
+    const wide = Object.fromEntries(
+      Array.from({ length: 40 }, (_, index) => [`k${(index * 7) % 40}`, index]),
+    );
+    expect(text({ ...wide, B: 1, a: 2, _: 3 })).toBe(reference({ ...wide, B: 1, a: 2, _: 3 }));
   });
 
   it('stays exact past the number of shapes it remembers', () => {

@@ -6,6 +6,7 @@
 import { keyedMac, keyedMacMatches, sha256Hex } from './commitment.js';
 import { quoteJson } from './json-text.js';
 import { KeyPurpose, type KeyReference, type KeyRing } from './key-ring.js';
+import { copyRecord } from './record-copy.js';
 import type { AuthorityEvidenceRecord, ProposalRecord } from './store.js';
 
 /** An HMAC-SHA-256 over a stored record and the key that made it; `value` is unpadded base64url. */
@@ -64,10 +65,9 @@ export function sealRecord(
   key: KeyReference = keyRing.current,
 ): ProposalRecord {
   const value = keyedMac(keyRing, KeyPurpose.record, key, RECORD_MAC_DOMAIN, recordMacText(record));
-  return {
-    ...record,
+  return copyRecord(record, {
     recordMac: { algorithm: 'hmac-sha256', keyHandle: key.handle, keyVersion: key.version, value },
-  };
+  });
 }
 
 /**
@@ -130,34 +130,77 @@ function sortedJson(value: unknown): string {
 
 /** One object of {@link sortedJson}, leaving out the `excluded` keys (no copy of the object). */
 function objectJson(object: Record<string, unknown>, excluded: ReadonlySet<string> | undefined) {
+  const { sorted, heads } = sortedKeys(Object.keys(object));
   let text = '{';
-  for (const key of sortedKeys(Object.keys(object))) {
+  for (let index = 0; index < sorted.length; index += 1) {
+    const key = sorted[index]!;
     const item = object[key];
     if (item === undefined || excluded?.has(key)) continue;
-    if (text.length > 1) text += ',';
-    text += `${quoteJson(key)}:${sortedJson(item)}`;
+    text += text.length > 1 ? heads.later[index]! : heads.first[index]!;
+    text += sortedJson(item);
   }
   return `${text}}`;
 }
 
-/** Key lists sorted before, by their first key: records and their parts come in a few shapes. */
-const sortedByFirstKey = new Map<string, { keys: readonly string[]; sorted: readonly string[] }>();
-/** Bounds the memo: a host's receipts or evidence could bring any number of shapes. */
-const SORTED_KEYS_MEMO_MAX = 256;
+/** A key list sorted, with what each member starts with: `"key":` first, `,"key":` after another. */
+interface SortedShape {
+  readonly sorted: readonly string[];
+  readonly heads: { readonly first: readonly string[]; readonly later: readonly string[] };
+}
 
 /**
- * `keys` sorted with `Array.prototype.sort` (UTF-16 units). A list equal, key by key and in the
- * same order, to one sorted before reuses that answer: comparing the lists costs less than
- * sorting again, and the sort's scratch arrays were a tenth of the bytes an action allocated.
+ * Key lists sorted before, by their first key: records and their parts come in a few shapes. A
+ * first key holds up to {@link SHAPES_PER_FIRST_KEY} shapes, newest first: a record read back
+ * with its MAC and a fresh one without it share `tenant` and would otherwise evict each other.
  */
-function sortedKeys(keys: readonly string[]): readonly string[] {
+const sortedByFirstKey = new Map<
+  string,
+  { readonly keys: readonly string[]; shape: SortedShape }[]
+>();
+/** Bounds the memo: a host's receipts or evidence could bring any number of shapes. */
+const SORTED_KEYS_MEMO_MAX = 256;
+const SHAPES_PER_FIRST_KEY = 4;
+
+/**
+ * `keys` sorted with `Array.prototype.sort` (UTF-16 units), with their member heads. A list
+ * equal, key by key and in the same order, to one sorted before reuses that answer: comparing
+ * the lists costs less than sorting again and quoting every key, and the sort's scratch arrays
+ * were a tenth of the bytes an action allocated.
+ */
+function sortedKeys(keys: readonly string[]): SortedShape {
   const first = keys[0];
-  if (first === undefined) return keys;
-  const known = sortedByFirstKey.get(first);
-  if (known !== undefined && sameKeys(known.keys, keys)) return known.sorted;
-  const sorted = [...keys].sort();
-  if (known !== undefined || sortedByFirstKey.size < SORTED_KEYS_MEMO_MAX) {
-    sortedByFirstKey.set(first, { keys, sorted });
+  const shapes = first === undefined ? undefined : sortedByFirstKey.get(first);
+  if (shapes !== undefined) {
+    for (const known of shapes) if (sameKeys(known.keys, keys)) return known.shape;
+  }
+  const sorted = sortedCopy(keys);
+  const quoted = sorted.map((key) => `${quoteJson(key)}:`);
+  const shape = { sorted, heads: { first: quoted, later: quoted.map((head) => `,${head}`) } };
+  if (first === undefined) return shape;
+  if (shapes !== undefined) {
+    shapes.unshift({ keys, shape });
+    if (shapes.length > SHAPES_PER_FIRST_KEY) shapes.pop();
+  } else if (sortedByFirstKey.size < SORTED_KEYS_MEMO_MAX) {
+    sortedByFirstKey.set(first, [{ keys, shape }]);
+  }
+  return shape;
+}
+
+/**
+ * A sorted copy of `keys` (distinct), as `[...keys].sort()` sorts it (UTF-16 units): by
+ * insertion for a few keys, which needs none of the built-in sort's scratch arrays.
+ */
+function sortedCopy(keys: readonly string[]): string[] {
+  const sorted = [...keys];
+  if (sorted.length > 16) return sorted.sort();
+  for (let next = 1; next < sorted.length; next += 1) {
+    const key = sorted[next]!;
+    let at = next;
+    while (at > 0 && key < sorted[at - 1]!) {
+      sorted[at] = sorted[at - 1]!;
+      at -= 1;
+    }
+    sorted[at] = key;
   }
   return sorted;
 }

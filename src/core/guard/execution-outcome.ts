@@ -6,6 +6,7 @@
  */
 import type { ActionDefinition, ActionInput } from '../action.js';
 import type { LedgerEventDraft } from '../ledger.js';
+import { copyRecord } from '../record-copy.js';
 import type { ProposalRecord, Receipt } from '../store.js';
 import type { ProposalStatus } from '../vocabulary.js';
 import { after, draft, type GuardContext, reload, stampLast, successor } from './guard-context.js';
@@ -124,8 +125,14 @@ async function recordAccepted<A extends ActionDefinition>(
       ...(outcome.output.kind === 'refused' ? { outputNotKept: outcome.output.problem } : {}),
     }),
   ];
-  const withOutput = { ...claimed, output: keptOutput(context, claimed, outcome.output) };
-  const verified = await callVerify(context, action, input, { ...withOutput, receipts }, 1);
+  const withOutput = copyRecord(claimed, { output: keptOutput(context, claimed, outcome.output) });
+  const verified = await callVerify(
+    context,
+    action,
+    input,
+    copyRecord(withOutput, { receipts }),
+    1,
+  );
   events.push(draft(context, 'verification_observed', id, type, verificationData(verified, 1)));
   const next =
     verified.kind === 'present'

@@ -10,6 +10,7 @@ import type { JsonValue } from '../canonical-json.js';
 import { ConfigurationError, ProposalNotFoundError, StoreInvariantError } from '../errors.js';
 import type { KeyRing } from '../key-ring.js';
 import type { LedgerEvent, LedgerEventDraft } from '../ledger.js';
+import { copyRecord } from '../record-copy.js';
 import type { ProposalRecord, StoreCommit, StoreCommitResult } from '../store.js';
 import type { LedgerEventType, Outcome, ProposalStatus } from '../vocabulary.js';
 import {
@@ -339,13 +340,11 @@ export function successor(
           changes.lease !== undefined ? changes.lease : previous.lease,
           verifyAtMs,
         );
-  return {
-    ...previous,
-    ...changes,
+  return copyRecord(previous, changes, {
     revision: previous.revision + 1,
     updatedAtMs: context.clock.now(),
     dueAtMs,
-  };
+  });
 }
 
 /** What a call returns about a record. */

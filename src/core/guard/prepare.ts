@@ -534,8 +534,16 @@ function newProposal(
     agent: who.agent,
     expiresAtMs: now + action.proposalTtlMs,
   };
+  // One literal, the base's fields written out rather than spread: after a spread, V8 adds each
+  // further field on a slow path (≈ 9 % of an action's CPU on the memory store, decision 133).
   const record: ProposalRecord = {
-    ...base,
+    tenant,
+    proposal,
+    actionType: base.actionType,
+    semanticEffectKey: base.semanticEffectKey,
+    principal: base.principal,
+    agent: base.agent,
+    expiresAtMs: base.expiresAtMs,
     revision: 1,
     status: effect.initialStatus,
     effectScope: effect.effectScope,
