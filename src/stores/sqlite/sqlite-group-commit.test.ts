@@ -125,4 +125,3 @@ describe('SQLite group commit: a batch of one commit runs without a savepoint (d
     db.close();
   });
 });
-

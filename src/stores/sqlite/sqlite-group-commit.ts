@@ -181,7 +181,9 @@ export function createSqliteCommitQueue(
     }
     const [only] = batch;
     const applied =
-      batch.length === 1 && only !== undefined ? applyOne(only) : { ...applyAll(batch), open: true };
+      batch.length === 1 && only !== undefined
+        ? applyOne(only)
+        : { ...applyAll(batch), open: true };
     if ('failed' in applied) return applied;
     // A lone refused commit already rolled the transaction back: nothing to commit.
     if (!applied.open) return applied;
