@@ -74,3 +74,54 @@ describe('SQLite group commit: the synchronous level of a batch', () => {
     db.close();
   });
 });
+
+describe('SQLite group commit: a batch of one commit runs without a savepoint (decision 132)', () => {
+  it('rolls a lone refused commit back whole and keeps committing after it', async () => {
+    const { db, queue } = openQueue('lone-refused', 'full');
+    const tenant = freshTenant('lone-refused');
+    const first = await queue.enqueue(insertCommit(record(tenant, 'p-1')));
+    expect(first.kind).toBe('committed');
+    // The same id again: refused, and its event never reaches the chain.
+    const again = await queue.enqueue(insertCommit(record(tenant, 'p-1', { revision: 1 })));
+    expect(again.kind).not.toBe('committed');
+    expect(db.inTransaction).toBe(false);
+    const next = await queue.enqueue(insertCommit(record(tenant, 'p-2')));
+    expect(next.kind).toBe('committed');
+    const events = db
+      .prepare('SELECT sequence, proposal FROM ledger_events WHERE tenant = ? ORDER BY sequence')
+      .all(tenant);
+    expect(events).toEqual([
+      { sequence: 1, proposal: 'p-1' },
+      { sequence: 2, proposal: 'p-2' },
+    ]);
+    await queue.drained();
+    db.close();
+  });
+
+  it('rolls back a lone commit that fails mid-way: its proposal row goes with it', async () => {
+    const { db, queue } = openQueue('lone-failed', 'full');
+    const tenant = freshTenant('lone-failed');
+    // The event insert fails after the proposal row was written in the same transaction.
+    db.exec(`CREATE TRIGGER fail_boom BEFORE INSERT ON ledger_events WHEN NEW.proposal = 'boom'
+      BEGIN SELECT RAISE(ABORT, 'boom refused'); END`);
+    await expect(queue.enqueue(insertCommit(record(tenant, 'boom')))).rejects.toThrow();
+    expect(db.inTransaction).toBe(false);
+    const row = db
+      .prepare('SELECT 1 AS present FROM proposals WHERE tenant = ? AND proposal = ?')
+      .get(tenant, 'boom');
+    expect(row).toBeUndefined();
+    const next = await queue.enqueue(insertCommit(record(tenant, 'p-after')));
+    expect(next.kind).toBe('committed');
+    // Beside a commit that fails, the others of a larger batch still commit (savepoints).
+    const mixed = await Promise.allSettled([
+      queue.enqueue(insertCommit(record(tenant, 'boom'))),
+      queue.enqueue(insertCommit(record(tenant, 'p-beside'))),
+    ]);
+    expect(mixed.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled']);
+    expect(
+      db.prepare('SELECT proposal FROM proposals WHERE tenant = ? ORDER BY proposal').all(tenant),
+    ).toEqual([{ proposal: 'p-after' }, { proposal: 'p-beside' }]);
+    await queue.drained();
+    db.close();
+  });
+});

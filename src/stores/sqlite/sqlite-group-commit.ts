@@ -139,6 +139,36 @@ export function createSqliteCommitQueue(
     return { settled };
   };
 
+  /**
+   * Applies a batch of one commit without a savepoint (decision 132): the transaction holds
+   * nothing else, so a refusal or an error rolls the whole transaction back instead. A savepoint
+   * journals the original of every page the commit changes, in memory; at c1 every batch is one
+   * commit. Returns the caller's outcome and whether the transaction is still open to commit.
+   */
+  const applyOne = (
+    pending: PendingCommit,
+  ): { settled: Settled[]; open: boolean } | { failed: unknown } => {
+    erasedInBatch = false;
+    try {
+      const { result, deletedEnvelope } = applyCommit(context, pending.write);
+      if (result.kind !== 'committed') {
+        statements.rollback.run();
+        return { settled: [{ ok: true, result }], open: false };
+      }
+      if (deletedEnvelope) erasedInBatch = true;
+      return { settled: [{ ok: true, result }], open: true };
+    } catch (error) {
+      if (!db.inTransaction) return { failed: error };
+      try {
+        statements.rollback.run();
+      } catch (rollbackError) {
+        abortTransaction();
+        return { failed: rollbackError };
+      }
+      return { settled: [{ ok: false, error: translateError(error, path) }], open: false };
+    }
+  };
+
   /** Runs the batch in one immediate transaction: each caller's outcome, or the error for all. */
   const runTransaction = (
     batch: readonly PendingCommit[],
@@ -149,8 +179,14 @@ export function createSqliteCommitQueue(
     } catch (error) {
       return { failed: error };
     }
-    const applied = applyAll(batch);
+    const [only] = batch;
+    const applied =
+      batch.length === 1 && only !== undefined
+        ? applyOne(only)
+        : { ...applyAll(batch), open: true };
     if ('failed' in applied) return applied;
+    // A lone refused commit already rolled the transaction back: nothing to commit.
+    if (!applied.open) return applied;
     try {
       statements.commit.run();
     } catch (error) {
