@@ -29,7 +29,7 @@ describe('SQLite file: connection settings', () => {
     }
   });
 
-  it('caps the page cache at 4 MB and checkpoints every 4,000 WAL frames (decision 132)', () => {
+  it('caps the page cache at 4 MB and checkpoints every 1,000 WAL frames (decision 132)', () => {
     const db = openDatabase(join(directory, 'cache.db'), {
       synchronous: 'normal',
       busyTimeoutMs: 1000,
@@ -39,9 +39,9 @@ describe('SQLite file: connection settings', () => {
       // A negative cache_size is in KiB; better-sqlite3's own default is 16,000 KiB.
       expect(CACHE_KIB).toBe(4000);
       expect(db.pragma('cache_size', { simple: true })).toBe(-CACHE_KIB);
-      expect(AUTOCHECKPOINT_FRAMES).toBe(4000);
+      expect(AUTOCHECKPOINT_FRAMES).toBe(1000);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(AUTOCHECKPOINT_FRAMES);
-      // The checkpoint still runs by itself: 4,000 one-page commits wrap the WAL back to its start.
+      // The checkpoint still runs by itself: 1,000 one-page commits wrap the WAL back to its start.
       db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
       const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
       for (let index = 0; index < AUTOCHECKPOINT_FRAMES + 10; index += 1) insert.run('x');
