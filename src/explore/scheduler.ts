@@ -60,13 +60,13 @@ export type Resumption = 0 | 1 | 2 | 3 | 4;
 /** Runs `run` (a provider-side task). */
 const RUN = 0;
 /** Enters the actor and runs its body (`work`). */
-const START = 4;
+const START = 1;
 /** Enters the actor and resolves its point. */
-const POINT = 1;
+const POINT = 2;
 /** Enters the actor, runs `work` in it and settles its point with `work`'s promise. */
-const POINT_THEN = 2;
+const POINT_THEN = 3;
 /** Enters the actor and resolves its suspension with what `work` produces. */
-const RESUME = 3;
+const RESUME = 4;
 
 /** The resolve and reject functions of the promise just made with {@link capture}. */
 let capturedResolve: (value: unknown) => void = () => undefined;
