@@ -209,20 +209,54 @@ export function checkAction(action: unknown): asserts action is ActionDefinition
 /**
  * The last two times {@link iso} wrote, and their texts: an action's drafts share a millisecond,
  * and an event that carries a deadline (`proposalExpiresAt`, `leaseExpiresAt`) writes it between
- * two stamps of that millisecond.
+ * two stamps of that millisecond. Also the UTC day last written (its first millisecond and its
+ * `YYYY-MM-DDT` text), so a new time of that day is written without a `Date`.
  */
-const isoMemo = { recentMs: Number.NaN, recentText: '', olderMs: Number.NaN, olderText: '' };
+const isoMemo = {
+  recentMs: Number.NaN,
+  recentText: '',
+  olderMs: Number.NaN,
+  olderText: '',
+  dayStartMs: Number.NaN,
+  dayText: '',
+};
+
+const DAY_MS = 86_400_000;
+/** The first millisecond of year 10000: from there `toISOString` writes six-digit years. */
+const YEAR_10000_MS = 253_402_300_800_000;
+/** `00` … `99`, and `000` … `999`: the clock fields of a time of day. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, value) => String(value).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1_000 }, (_, value) => String(value).padStart(3, '0'));
+
+/** `HH:MM:SS.mmmZ` for a whole number of milliseconds into a UTC day. */
+function timeOfDay(intoDayMs: number): string {
+  const seconds = Math.floor(intoDayMs / 1_000);
+  const minutes = Math.floor(seconds / 60);
+  return `${TWO_DIGITS[Math.floor(minutes / 60)]}:${TWO_DIGITS[minutes % 60]}:${TWO_DIGITS[seconds % 60]}.${THREE_DIGITS[intoDayMs % 1_000]}Z`;
+}
 
 /**
- * ISO-8601 text for an epoch-millisecond time. Remembers its last two answers: one string shared
- * by an action's events is less CPU, and less memory in a store that keeps them (the memory
- * store). NaN never equals itself, so an invalid time always reaches `toISOString` and throws.
+ * ISO-8601 text for an epoch-millisecond time, exactly as `Date.prototype.toISOString` writes it.
+ * Remembers its last two answers: one string shared by an action's events is less CPU, and less
+ * memory in a store that keeps them (the memory store). A whole millisecond of the UTC day it
+ * wrote last is written from that day's text, without a `Date`. NaN never equals itself and is
+ * never inside a day, so an invalid time always reaches `toISOString` and throws.
  */
 export const iso = (ms: number): string => {
   const memo = isoMemo;
   if (ms === memo.recentMs) return memo.recentText;
   if (ms === memo.olderMs) return memo.olderText;
-  const text = new Date(ms).toISOString();
+  const intoDayMs = ms - memo.dayStartMs;
+  let text: string;
+  if (intoDayMs >= 0 && intoDayMs < DAY_MS && Number.isInteger(intoDayMs)) {
+    text = memo.dayText + timeOfDay(intoDayMs);
+  } else {
+    text = new Date(ms).toISOString();
+    if (Number.isInteger(ms) && ms >= 0 && ms < YEAR_10000_MS) {
+      memo.dayStartMs = ms - (ms % DAY_MS);
+      memo.dayText = text.slice(0, 11);
+    }
+  }
   memo.olderMs = memo.recentMs;
   memo.olderText = memo.recentText;
   memo.recentMs = ms;

@@ -5,7 +5,7 @@
 import type { ActionDefinition } from '../action.js';
 import { SideguardError, StoreInvariantError } from '../errors.js';
 import type { ProposalRecord } from '../store.js';
-import type { GuardContext } from './guard-context.js';
+import { type GuardContext, iso } from './guard-context.js';
 
 /** A granted lease: its owner and the epoch millisecond it ends at. */
 export type Lease = NonNullable<ProposalRecord['lease']>;
@@ -59,7 +59,7 @@ export async function underLease<Base extends object, T>(
   const cancel = context.scheduler.at(lease.expiresAtMs, () => {
     ended = new SideguardError(
       'lease_ended',
-      `The lease held by ${lease.owner} ended at ${new Date(lease.expiresAtMs).toISOString()}; stop and send nothing more`,
+      `The lease held by ${lease.owner} ended at ${iso(lease.expiresAtMs)}; stop and send nothing more`,
     );
     controller?.abort(ended);
   });
