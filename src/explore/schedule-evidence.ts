@@ -38,8 +38,12 @@ export interface ScheduleEvidence {
   readonly requests: readonly RequestRecord[];
   readonly objects: readonly ModelObject[];
   readonly commits: readonly CommitObservation[];
-  /** The scheduler step at which each ledger sequence became durable. */
-  readonly stepOfSequence: ReadonlyMap<number, number>;
+  /**
+   * The scheduler step at which ledger events became durable apart from the commit that wrote
+   * them (a store breakage appends them later); every other event became durable with its
+   * commit in `commits`. Read both through `stepsOfSequences` (invariants/evidence-index.ts).
+   */
+  readonly lateDurableSteps: ReadonlyMap<number, number>;
   /** Per write operation: does a write carry exactly its proposal's committed input? */
   readonly inputBindings: ReadonlyMap<string, InputBinding>;
   readonly failures: readonly GuardCallFailure[];

@@ -253,18 +253,21 @@ export class Scheduler {
    */
   quiescent(): Promise<void> {
     if (this.#running === 0) return RESOLVED;
+    // The shared executor, not a closure per step: every step of every schedule waits here.
+    const promise = new Promise<unknown>(capture) as Promise<void>;
+    const wake = capturedResolve as () => void;
+    this.#wake = wake;
     const resumed = this.#resumed;
-    return new Promise<void>((resolve) => {
-      this.#wake = resolve;
-      if (resumed === undefined || resumed.branches < 2) return;
+    if (resumed !== undefined && resumed.branches >= 2) {
       realTimers.setImmediate(() => {
-        if (this.#wake !== resolve) return;
+        if (this.#wake !== wake) return;
         // The promise jobs drained with the resumed branch still counted: it merged and ended.
         resumed.branches -= 1;
         this.#running = 1;
         this.#leave();
       });
-    });
+    }
+    return promise;
   }
 
   /** Runs the parked operation at `index`. */

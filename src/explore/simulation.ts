@@ -5,39 +5,30 @@
  */
 import { Breakage } from '../core/breakages.js';
 import type { JsonValue } from '../core/canonical-json.js';
-import { createGuardCore, type Guard, type GuardEvent, type Ids } from '../core/guard.js';
-import { createDevelopmentKeyRing } from '../core/key-ring.js';
+import { createGuardCore } from '../core/guard.js';
 import type { AuthorityEvidenceRecord, GuardStore, ProposalRecord } from '../core/store.js';
 import { createMemoryStore } from '../stores/memory/memory-store.js';
 import { activateTraps, deactivateTraps, installAmbientTraps } from './ambient-traps.js';
-import { type ChoiceTape, createSeededGenerator } from './choice-tape.js';
-import {
-  type ActorKind,
-  ExplorerBreakage,
-  type Phase,
-  type ProcessName,
-  type StepEvent,
-} from './explore-vocabulary.js';
+import type { ChoiceTape } from './choice-tape.js';
+import { ExplorerBreakage, type StepEvent } from './explore-vocabulary.js';
 import { isSettled, settle } from './liveness-phase.js';
-import { ProviderModel } from './provider-model.js';
 import type { ScheduleEvidence } from './schedule-evidence.js';
+import {
+  type GuardBreakageSwitch,
+  KEY_RING,
+  ScheduleWorld,
+  scheduleIds,
+  scheduleRandomBytes,
+} from './schedule-world.js';
 import { type Actor, Scheduler } from './scheduler.js';
 import { applyStoreBreakages } from './store-breakages.js';
-import { createStoreProbe, StoreLog } from './store-probe.js';
+import { StoreLog } from './store-probe.js';
 import { createVirtualClock, type VirtualClock } from './virtual-clock.js';
 import { BUILTIN_WORKLOADS, MIX_ORDER } from './workloads/builtin-workloads.js';
-import { runOptions, type WorkloadDefinition } from './workloads/workload-kit.js';
-import type { AgentRequest, GuardCallFailure, World } from './world.js';
+import type { WorkloadDefinition } from './workloads/workload-kit.js';
+import type { World } from './world.js';
 
-/** The key ring of every schedule (deterministic, development only). */
-const KEY_RING = createDevelopmentKeyRing('sideguard-explore');
-
-/** A guard-level breakage switch, passed to the core when it supports one. */
-export type GuardBreakageSwitch = (config: GuardCoreConfig) => GuardCoreConfig;
-
-/** What `createGuardCore` takes, with `breakages` settable after the literal. */
-type GuardCoreConfig = { -readonly [K in keyof CoreConfig]: CoreConfig[K] };
-type CoreConfig = Parameters<typeof createGuardCore>[0];
+export type { GuardBreakageSwitch } from './schedule-world.js';
 
 /** How to run one schedule. */
 export interface ScheduleOptions {
@@ -91,8 +82,10 @@ const STEP_EVENTS: readonly StepEvent[] = [
 const STEP_WEIGHTS = [86, 5, 4, 3, 1, 1];
 const MAX_FAULT_STEPS = 4_000;
 const MAX_LIVENESS_STEPS = 20_000;
-const LEASE_MS = 10_000;
-const TTL_MS = 30 * 60_000;
+const NONE: readonly string[] = [];
+const NO_TRIGGERS: ReadonlySet<string> = new Set();
+/** What most schedules run with: one pair of empty sets, not two new ones per schedule. */
+const NO_BREAKAGES = { core: new Set<Breakage>(), explorer: new Set<string>() } as const;
 
 function resolveWorkload(
   tape: ChoiceTape,
@@ -112,25 +105,6 @@ function resolveWorkload(
   return found;
 }
 
-/** Deterministic ids, shared by every incarnation (real ids never collide across restarts). */
-function scheduleIds(): Ids {
-  let proposals = 0;
-  let leases = 0;
-  return {
-    proposal: () => `prop_${String(++proposals).padStart(4, '0')}`,
-    lease: () => `lease_${String(++leases).padStart(4, '0')}`,
-  };
-}
-
-function scheduleRandomBytes(): (size: number) => Uint8Array {
-  const next = createSeededGenerator(0x5eed);
-  return (size) => {
-    const bytes = new Uint8Array(size);
-    for (let index = 0; index < size; index++) bytes[index] = next() & 0xff;
-    return bytes;
-  };
-}
-
 const EXPLORER_BREAKAGES: ReadonlySet<string> = new Set(Object.values(ExplorerBreakage));
 const CORE_BREAKAGES: ReadonlySet<string> = new Set(Object.values(Breakage));
 
@@ -145,6 +119,7 @@ export function splitBreakages(names: readonly string[]): {
   readonly core: ReadonlySet<Breakage>;
   readonly explorer: ReadonlySet<string>;
 } {
+  if (names.length === 0) return NO_BREAKAGES;
   const core = new Set<Breakage>();
   const explorer = new Set<string>();
   for (const name of names) {
@@ -165,201 +140,35 @@ export async function runSchedule(
   options: ScheduleOptions = {},
 ): Promise<ScheduleRun> {
   installAmbientTraps();
-  const { core: coreBreakages, explorer: breakages } = splitBreakages(options.breakages ?? []);
-  const avoid = new Set(options.avoid ?? []);
+  const { core: coreBreakages, explorer: breakages } = splitBreakages(options.breakages ?? NONE);
   const clock = createVirtualClock();
   const scheduler = new Scheduler();
   scheduler.keepParkedOnCrash = breakages.has('crash_keeps_parked');
   const log = new StoreLog();
-  const cells: string[] = [];
-  // fault → phase → actor kinds seen: a hit cell costs lookups, not a new key string.
-  const seen = new Map<string, Map<Phase, Set<ActorKind | 'provider'>>>();
-  const cover = (fault: string, phase: Phase, kind: ActorKind | undefined) => {
-    let phases = seen.get(fault);
-    if (phases === undefined) {
-      phases = new Map();
-      seen.set(fault, phases);
-    }
-    let kinds = phases.get(phase);
-    if (kinds === undefined) {
-      kinds = new Set();
-      phases.set(phase, kinds);
-    }
-    const actor = kind ?? 'provider';
-    if (kinds.has(actor)) return;
-    kinds.add(actor);
-    cells.push(`${fault}|${phase}|${actor}`);
-  };
-  const tenant = 'explore';
   const workload = resolveWorkload(tape, options.workload);
-  const provider = new ProviderModel(
-    {
-      scheduler,
-      clock,
-      tape,
-      faultsEnabled: () => world.faultsEnabled,
-      onFault: (fault, phase, actor) => cover(fault, phase, actor?.kind),
-      avoid,
-    },
-    { honoursKeys: !tape.chance(40) },
-  );
-  const base = (options.openStore ?? createMemoryStore)();
-  const stores = applyStoreBreakages(base, breakages, scheduler, log);
-  const ids = scheduleIds();
-  const randomBytes = scheduleRandomBytes();
-  const sinkEvents: GuardEvent[] = [];
-  const failures: GuardCallFailure[] = [];
-  const makeGuard = (process: ProcessName): Guard => {
-    const config: GuardCoreConfig = {
-      store: createStoreProbe(stores.forProcess(process), scheduler, clock, log),
-      keyRing: KEY_RING,
-      clock,
-      ids,
-      randomBytes,
-      events: (event: GuardEvent) => {
-        sinkEvents.push(event);
-      },
-    };
-    // Assigned, not spread into the literal (V8's slow path for what follows a spread).
-    if (coreBreakages.size > 0) config.breakages = coreBreakages;
-    return createGuardCore(options.guardBreakages?.(config) ?? config);
-  };
-  const guards: Record<ProcessName, Guard> = { app: makeGuard('app'), worker: makeGuard('worker') };
-  const requests: AgentRequest[] = [];
-  const world: World = {
+  const trace = options.trace;
+  const world = new ScheduleWorld({
     tape,
     clock,
     scheduler,
-    provider,
     log,
-    keyRing: KEY_RING,
-    tenant,
     breakages,
-    guardOf: (process) => guards[process],
-    spawn(kind, name, process, body) {
-      // Bound, not an arrow: the body is called once, and a fresh arrow's first call goes
-      // through V8's lazy-compile stub (decision 134).
-      scheduler.spawn(kind, name, process, body.bind(undefined, guards[process]));
-    },
-    call<T>(
-      actor: Actor,
-      name: string,
-      proposal: string | null,
-      run: () => Promise<T>,
-    ): Promise<T | undefined> {
-      actor.call = name;
-      const failed = (error: unknown): undefined => {
-        const { code, message } = error as { code?: unknown; message?: unknown };
-        failures.push({
-          actor: actor.name,
-          process: actor.process,
-          call: name,
-          proposal,
-          step: scheduler.step,
-          code: typeof code === 'string' ? code : 'thrown',
-          message: String(message ?? error),
-        });
-        return undefined;
-      };
-      // A promise chain rather than an async function: one frame fewer on every guard call.
-      try {
-        return run().then(undefined, failed);
-      } catch (error) {
-        return Promise.resolve(failed(error));
-      }
-    },
-    remember(result, request) {
-      if (result?.semanticEffectKey !== undefined && request !== undefined) {
-        world.labels.set(result.semanticEffectKey, request.label);
-      }
-    },
-    addRequest: (request) => requests.push(request),
-    requests,
-    labels: new Map(),
-    privateValues: [],
-    failures,
-    sinkEvents,
-    actions: new Map(),
-    inputBindings: new Map(),
-    // A data property, not an accessor pair: accessors in a literal are defined the slow way on
-    // every schedule.
-    faultsEnabled: true,
-  };
+    coreBreakages,
+    guardBreakages: options.guardBreakages,
+    avoid: options.avoid === undefined ? NO_TRIGGERS : new Set(options.avoid),
+    maxCrashes: options.maxCrashes ?? 2,
+    trace,
+  });
+  const base = (options.openStore ?? createMemoryStore)();
+  const stores = applyStoreBreakages(base, breakages, scheduler, log);
+  world.useStores(stores.forProcess, stores.durable);
 
-  let crashes = 0;
-  const maxCrashes = options.maxCrashes ?? 2;
-  const crash = (process: ProcessName) => {
-    crashes += 1;
-    options.trace?.push({
-      step: scheduler.step,
-      atMs: clock.now(),
-      what: `crash: ${process} restarts`,
-    });
-    for (const operation of scheduler.crash(process))
-      cover('crash', operation.phase, operation.actor?.kind);
-    clock.advance(2_000);
-    guards[process] = makeGuard(process);
-    if (process === 'app') {
-      for (const [index, request] of requests.entries()) {
-        world.spawn('recovery', `retry${index + 1}`, 'app', async (guard, actor) => {
-          const facts = request.facts === undefined ? undefined : await request.facts();
-          const result = await world.call(actor, 'run', null, () =>
-            guard.run(
-              request.action,
-              runOptions(tenant, request, `retry-after-crash-${crashes}`, facts),
-            ),
-          );
-          world.remember(result, request);
-        });
-      }
-    } else {
-      world.spawn('recovery', 'sweeper-restarted', 'worker', async (guard, actor) => {
-        for (const action of world.actions.values()) {
-          await world.call(actor, 'sweep', null, () => guard.sweep(action, { tenant }));
-        }
-      });
-    }
-  };
-
-  /** An execute call is between its last check and its claim (a store read or the claim itself). */
-  const claimPending = () =>
-    scheduler.parked.some(
-      (operation) =>
-        operation.phase === 'claim' ||
-        (operation.phase === 'store_read' &&
-          /^(run|execute|settle:authorized)$/.test(operation.actor?.call ?? '')),
-    );
-  const stepEvent = (event: StepEvent): void => {
-    const now = clock.now();
-    if (event.startsWith('clock') && avoid.has('clock_before_claim') && claimPending()) return;
-    switch (event) {
-      case 'none':
-        return;
-      case 'clock_tick':
-        clock.advance(1 + tape.choose(500));
-        return;
-      case 'clock_to_deadline':
-        clock.advanceTo((log.nextDeadlineAfter(now) ?? now) + 1);
-        return;
-      case 'clock_past_lease':
-        clock.advance(LEASE_MS + 1);
-        return;
-      case 'clock_past_ttl':
-        clock.advance(TTL_MS + 1);
-        return;
-      case 'crash':
-        if (crashes < maxCrashes) crash(tape.chance(50) ? 'worker' : 'app');
-        return;
-    }
-  };
-
-  const trace = options.trace;
   workload.setup(world);
   let faultPhaseFinished = false;
   let escapes: readonly string[] = [];
   activateTraps();
   try {
-    faultPhaseFinished = await runFaultPhase(scheduler, tape, clock, stepEvent, cover, trace);
+    faultPhaseFinished = await runFaultPhase(world, trace);
     // Liveness: faults healed, first-come order, no more choices drawn.
     world.faultsEnabled = false;
     if (!faultPhaseFinished) scheduler.parked.length = 0;
@@ -380,7 +189,7 @@ export async function runSchedule(
     }),
     choices: tape.choices,
     workload: workload.name,
-    cells,
+    cells: world.cells,
   };
 }
 
@@ -391,28 +200,28 @@ export async function runSchedule(
 
 /** The fault phase; resolves true when nothing is left parked within its bound of steps. */
 async function runFaultPhase(
-  scheduler: Scheduler,
-  tape: ChoiceTape,
-  clock: VirtualClock,
-  stepEvent: (event: StepEvent) => void,
-  cover: (fault: string, phase: Phase, kind: ActorKind | undefined) => void,
+  world: ScheduleWorld,
   trace: TraceEntry[] | undefined,
 ): Promise<boolean> {
+  const { scheduler, tape, clock } = world;
   for (let steps = 0; steps < MAX_FAULT_STEPS; steps++) {
     await scheduler.quiescent();
     if (scheduler.parked.length === 0) return true;
     const event = STEP_EVENTS[tape.weighted(STEP_WEIGHTS)] ?? 'none';
-    stepEvent(event);
-    if (event !== 'none')
+    if (event !== 'none') {
+      world.stepEvent(event);
       trace?.push({ step: scheduler.step, atMs: clock.now(), what: `fault: ${event}` });
-    if (scheduler.parked.length === 0) continue;
+      if (scheduler.parked.length === 0) continue;
+    }
     const operation = scheduler.runAt(tape.choose(scheduler.parked.length));
     trace?.push({
       step: scheduler.step,
       atMs: clock.now(),
       what: `${operation.owner} ${operation.label}`,
     });
-    if (event !== 'none' && event !== 'crash') cover(event, operation.phase, operation.actor?.kind);
+    if (event !== 'none' && event !== 'crash') {
+      world.cover(event, operation.phase, operation.actor?.kind);
+    }
   }
   return false;
 }
@@ -520,7 +329,7 @@ async function collectEvidence(
     requests: world.provider.requests,
     objects: [...world.provider.objects.values()],
     commits: world.log.commits,
-    stepOfSequence: world.log.stepOfSequence,
+    lateDurableSteps: world.log.lateDurableSteps,
     inputBindings: world.inputBindings,
     failures: world.failures,
     sinkEvents: world.sinkEvents,

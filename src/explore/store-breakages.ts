@@ -68,7 +68,7 @@ function ledgerApartFromStatus(
         () => {
           const step = scheduler.step;
           void ledger.commit({ tenant: write.tenant, events: write.events }).then((appended) => {
-            if (appended.kind === 'committed') log.durable(appended.events, step);
+            if (appended.kind === 'committed') log.durableLate(appended.events, step);
           });
         },
         process,

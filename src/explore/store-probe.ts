@@ -7,7 +7,7 @@ import type { LedgerEvent } from '../core/ledger.js';
 import type { GuardStore, ProposalRecord, StoreCommit, StoreCommitResult } from '../core/store.js';
 import { awaitWithoutTraps } from './ambient-traps.js';
 import type { Phase } from './explore-vocabulary.js';
-import type { Actor, Scheduler } from './scheduler.js';
+import type { Scheduler } from './scheduler.js';
 import type { VirtualClock } from './virtual-clock.js';
 
 /** A lease as a record holds it. */
@@ -31,31 +31,34 @@ export class StoreLog {
   readonly records = new Map<string, ProposalRecord>();
   /** Evidence expiry times recorded so far (deadlines for clock jumps). */
   readonly evidenceExpiries: number[] = [];
-  /** The scheduler step at which each ledger sequence became durable. */
-  readonly stepOfSequence = new Map<number, number>();
-  /** Who moved each proposal to `executing` last (the executor holding its lease). */
-  readonly executors = new Map<string, Actor>();
+  /**
+   * The scheduler step at which ledger events became durable apart from their commit (a store
+   * breakage appends them later). An acknowledged commit's events became durable at its step, in
+   * `commits`: the checks derive the step of every sequence from both, after the schedule.
+   */
+  readonly lateDurableSteps = new Map<number, number>();
 
-  /** Notes that `events` became durable at `step`. */
-  durable(events: readonly LedgerEvent[], step: number): void {
-    for (const event of events) this.stepOfSequence.set(event.sequence, step);
+  /** Notes that `events` became durable at `step`, apart from the commit that wrote them. */
+  durableLate(events: readonly LedgerEvent[], step: number): void {
+    for (const event of events) this.lateDurableSteps.set(event.sequence, step);
   }
 
   /** Deadlines the scheduler may jump just past: leases, due times, TTLs, evidence expiries. */
   nextDeadlineAfter(nowMs: number): number | undefined {
-    let next: number | undefined;
-    const consider = (value: number | null | undefined) => {
-      if (value != null && value > nowMs && (next === undefined || value < next)) next = value;
-    };
+    let next = Number.POSITIVE_INFINITY;
     for (const record of this.records.values()) {
-      consider(record.lease?.expiresAtMs);
-      consider(record.dueAtMs);
-      consider(record.expiresAtMs);
+      next = earliestAfter(nowMs, next, record.lease?.expiresAtMs);
+      next = earliestAfter(nowMs, next, record.dueAtMs);
+      next = earliestAfter(nowMs, next, record.expiresAtMs);
     }
-    for (const expiry of this.evidenceExpiries) consider(expiry);
-    return next;
+    for (const expiry of this.evidenceExpiries) next = earliestAfter(nowMs, next, expiry);
+    return next === Number.POSITIVE_INFINITY ? undefined : next;
   }
 }
+
+/** `value` if it is a time after `nowMs` and before `next`, else `next`. */
+const earliestAfter = (nowMs: number, next: number, value: number | null | undefined): number =>
+  value != null && value > nowMs && value < next ? value : next;
 
 const phaseOfCommit = (write: StoreCommit): Phase => {
   if (write.claim !== undefined) return 'claim';
@@ -107,12 +110,7 @@ function observeCommit(
     const previous = id === null ? undefined : log.records.get(id);
     const next = write.proposal?.record;
     if (id !== null && next !== undefined) log.records.set(id, next);
-    const current = scheduler.current;
-    if (id !== null && next?.status === 'executing' && current !== undefined) {
-      log.executors.set(id, current);
-    }
     for (const evidence of write.evidence ?? []) log.evidenceExpiries.push(evidence.expiresAtMs);
-    log.durable(result.events, scheduler.step);
     log.commits.push({
       step: scheduler.step,
       atMs: clock.now(),
@@ -126,6 +124,126 @@ function observeCommit(
   return result;
 }
 
+/**
+ * A store whose every call parks on the scheduler, over a real store. A class rather than a
+ * literal of arrows: two probes are made per schedule (and one per crash), and each arrow would
+ * be a closure made, and compiled lazily on its first call, per probe.
+ */
+class StoreProbe implements GuardStore {
+  readonly kind: GuardStore['kind'];
+  readonly refusesListedEffects: boolean;
+  readonly #inner: GuardStore;
+  readonly #scheduler: Scheduler;
+  readonly #clock: VirtualClock;
+  readonly #log: StoreLog;
+  /**
+   * The memory store does all its work synchronously inside the call and reads no ambient time,
+   * so its calls run with the traps armed (an escape there is caught too) and without the extra
+   * async frame; a real store (SQLite) may wait on I/O or timers, so it runs disarmed.
+   */
+  readonly #disarm: boolean;
+
+  constructor(inner: GuardStore, scheduler: Scheduler, clock: VirtualClock, log: StoreLog) {
+    this.kind = inner.kind;
+    // The guard takes decision 126's path (insert without listing) exactly when the real store
+    // would let it, so schedules explore what production runs.
+    this.refusesListedEffects = inner.refusesListedEffects === true;
+    this.#inner = inner;
+    this.#scheduler = scheduler;
+    this.#clock = clock;
+    this.#log = log;
+    this.#disarm = inner.kind !== 'memory';
+  }
+
+  #read<T>(label: string, call: () => Promise<T>): Promise<T> {
+    return this.#scheduler.pointThen(
+      label,
+      'store_read',
+      this.#disarm ? () => awaitWithoutTraps(call) : call,
+    );
+  }
+
+  commit(write: StoreCommit): Promise<StoreCommitResult> {
+    const label = `store.commit ${write.events[0]?.type ?? ''}`;
+    // Parks, then commits in the actor: one promise chain instead of an async frame per commit.
+    return this.#scheduler.pointThen(
+      label,
+      phaseOfCommit(write),
+      commitAndObserve.bind(
+        undefined,
+        this.#inner,
+        this.#disarm,
+        write,
+        this.#scheduler,
+        this.#clock,
+        this.#log,
+      ),
+    );
+  }
+
+  // Bound methods of the real store rather than arrows: a fresh arrow's first call goes through
+  // V8's lazy-compile stub, and every read of every schedule makes one.
+  getProposal(tenant: string, proposal: string) {
+    const inner = this.#inner;
+    return this.#read('store.getProposal', inner.getProposal.bind(inner, tenant, proposal));
+  }
+
+  listProposalsByEffect(tenant: string, effectScope: string, limit?: number) {
+    const inner = this.#inner;
+    return this.#read(
+      'store.listProposalsByEffect',
+      inner.listProposalsByEffect.bind(inner, tenant, effectScope, limit),
+    );
+  }
+
+  getEffectClaim(tenant: string, effectScope: string) {
+    const inner = this.#inner;
+    return this.#read(
+      'store.getEffectClaim',
+      inner.getEffectClaim.bind(inner, tenant, effectScope),
+    );
+  }
+
+  listEvidence(tenant: string, proposal: string) {
+    const inner = this.#inner;
+    return this.#read('store.listEvidence', inner.listEvidence.bind(inner, tenant, proposal));
+  }
+
+  listDue(query: Parameters<GuardStore['listDue']>[0]) {
+    const inner = this.#inner;
+    return this.#read('store.listDue', inner.listDue.bind(inner, query));
+  }
+
+  listProposals(query: Parameters<GuardStore['listProposals']>[0]) {
+    const inner = this.#inner;
+    return this.#read('store.listProposals', inner.listProposals.bind(inner, query));
+  }
+
+  readLedger(query: Parameters<GuardStore['readLedger']>[0]) {
+    const inner = this.#inner;
+    return this.#read('store.readLedger', inner.readLedger.bind(inner, query));
+  }
+
+  ledgerHead(tenant: string) {
+    const inner = this.#inner;
+    return this.#read('store.ledgerHead', inner.ledgerHead.bind(inner, tenant));
+  }
+
+  truncateLedger(tenant: string, through: number) {
+    const inner = this.#inner;
+    return this.#read('store.truncateLedger', inner.truncateLedger.bind(inner, tenant, through));
+  }
+
+  ledgerCheckpoint(tenant: string) {
+    const inner = this.#inner;
+    return this.#read('store.ledgerCheckpoint', inner.ledgerCheckpoint.bind(inner, tenant));
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
 /** Wraps `inner` so every call parks on `scheduler` and every acknowledged commit is logged. */
 export function createStoreProbe(
   inner: GuardStore,
@@ -133,47 +251,5 @@ export function createStoreProbe(
   clock: VirtualClock,
   log: StoreLog,
 ): GuardStore {
-  // The memory store does all its work synchronously inside the call and reads no ambient time,
-  // so its calls run with the traps armed (an escape there is caught too) and without the extra
-  // async frame; a real store (SQLite) may wait on I/O or timers, so it runs disarmed.
-  const disarm = inner.kind !== 'memory';
-  const read = <T>(label: string, call: () => Promise<T>): Promise<T> =>
-    scheduler.pointThen(label, 'store_read', disarm ? () => awaitWithoutTraps(call) : call);
-  return {
-    kind: inner.kind,
-    // The guard takes decision 126's path (insert without listing) exactly when the real store
-    // would let it, so schedules explore what production runs.
-    refusesListedEffects: inner.refusesListedEffects === true,
-    commit(write: StoreCommit): Promise<StoreCommitResult> {
-      const label = `store.commit ${write.events[0]?.type ?? ''}`;
-      // Parks, then commits in the actor: one promise chain instead of an async frame per commit.
-      return scheduler.pointThen(
-        label,
-        phaseOfCommit(write),
-        commitAndObserve.bind(undefined, inner, disarm, write, scheduler, clock, log),
-      );
-    },
-    // Bound methods rather than arrows: a fresh arrow's first call goes through V8's lazy-compile
-    // stub, and every read of every schedule makes one.
-    getProposal: (tenant, proposal) =>
-      read('store.getProposal', inner.getProposal.bind(inner, tenant, proposal)),
-    listProposalsByEffect: (tenant, effectScope, limit) =>
-      read(
-        'store.listProposalsByEffect',
-        inner.listProposalsByEffect.bind(inner, tenant, effectScope, limit),
-      ),
-    getEffectClaim: (tenant, effectScope) =>
-      read('store.getEffectClaim', inner.getEffectClaim.bind(inner, tenant, effectScope)),
-    listEvidence: (tenant, proposal) =>
-      read('store.listEvidence', inner.listEvidence.bind(inner, tenant, proposal)),
-    listDue: (query) => read('store.listDue', inner.listDue.bind(inner, query)),
-    listProposals: (query) => read('store.listProposals', inner.listProposals.bind(inner, query)),
-    readLedger: (query) => read('store.readLedger', inner.readLedger.bind(inner, query)),
-    ledgerHead: (tenant) => read('store.ledgerHead', inner.ledgerHead.bind(inner, tenant)),
-    truncateLedger: (tenant, through) =>
-      read('store.truncateLedger', inner.truncateLedger.bind(inner, tenant, through)),
-    ledgerCheckpoint: (tenant) =>
-      read('store.ledgerCheckpoint', inner.ledgerCheckpoint.bind(inner, tenant)),
-    close: () => inner.close(),
-  };
+  return new StoreProbe(inner, scheduler, clock, log);
 }

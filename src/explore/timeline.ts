@@ -3,6 +3,7 @@
  * operation ran), the ledger (each event at the step it became durable) and the provider's own
  * writes, in step order, as Markdown.
  */
+import { stepsOfSequences } from './invariants/evidence-index.js';
 import type { ScheduleEvidence, Violation } from './schedule-evidence.js';
 import type { TraceEntry } from './simulation.js';
 import { SIMULATION_EPOCH_MS } from './virtual-clock.js';
@@ -35,11 +36,12 @@ export function renderTimeline(
       text: entry.what,
     });
   }
+  const stepOfSequence = stepsOfSequences(evidence);
   for (const event of evidence.events) {
     const reason = typeof event.data.reasonCode === 'string' ? ` ${event.data.reasonCode}` : '';
     const receipt = (event.data.receipt as { id?: string } | undefined)?.id;
     lines.push({
-      step: evidence.stepOfSequence.get(event.sequence) ?? Number.MAX_SAFE_INTEGER,
+      step: stepOfSequence.get(event.sequence) ?? Number.MAX_SAFE_INTEGER,
       order: order++,
       atMs: Date.parse(event.at),
       source: 'ledger',

@@ -43,8 +43,24 @@ function collectReceipts(value: unknown, into: Set<string>): void {
   }
 }
 
+/**
+ * The scheduler step at which each ledger sequence became durable: its commit's step, or the
+ * later step at which a breakage appended it apart from its commit.
+ */
+export function stepsOfSequences(
+  evidence: Pick<ScheduleEvidence, 'commits' | 'lateDurableSteps'>,
+): ReadonlyMap<number, number> {
+  const steps = new Map<number, number>();
+  for (const commit of evidence.commits) {
+    for (const event of commit.events) steps.set(event.sequence, commit.step);
+  }
+  for (const [sequence, step] of evidence.lateDurableSteps) steps.set(sequence, step);
+  return steps;
+}
+
 /** Builds the shared indexes (linear in the evidence). */
 export function indexEvidence(evidence: ScheduleEvidence): EvidenceIndex {
+  const stepOfSequence = stepsOfSequences(evidence);
   const eventsByProposal = new Map<string, LedgerEvent[]>();
   const claimedReceipts = new Set<string>();
   const startedByKey = new Map<string, LedgerEvent>();
@@ -66,7 +82,7 @@ export function indexEvidence(evidence: ScheduleEvidence): EvidenceIndex {
     records,
     claimedReceipts,
     startedByKey,
-    stepOf: (event) => evidence.stepOfSequence.get(event.sequence) ?? Number.POSITIVE_INFINITY,
+    stepOf: (event) => stepOfSequence.get(event.sequence) ?? Number.POSITIVE_INFINITY,
     about(invariant, proposal, message) {
       const record = proposal === null ? undefined : records.get(proposal);
       const effect =
