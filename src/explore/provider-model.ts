@@ -456,17 +456,17 @@ const fingerprintOf = (request: WriteRequest): string =>
 
 /** The JSON a client sees for an object (Stripe-like: id, object, fields, metadata). */
 function view(object: ModelObject): Record<string, unknown> {
-  // `metadata` is assigned after the literal, not written after the spread inside it: V8 defines
-  // a property that follows a spread in a literal through the runtime, and every read reply is a
-  // view. Same keys, same order.
+  // No spread: V8 defines a property that follows a spread in a literal through the runtime, and
+  // on Node 20 a property added to an object a spread made builds a new map each time; every
+  // reply is a view. `Object.assign` into the literal takes the shared transitions. Same keys,
+  // same order.
   const metadata: Record<string, string> = {};
   if (object.effect !== null) metadata.sideguard_effect = object.effect;
   if (object.proposal !== null) metadata.sideguard_proposal = object.proposal;
-  const json: Record<string, unknown> = {
-    id: object.id,
-    object: object.collection,
-    ...object.fields,
-  };
+  const json: Record<string, unknown> = Object.assign(
+    { id: object.id, object: object.collection },
+    object.fields,
+  );
   json.metadata = metadata;
   return json;
 }

@@ -29,7 +29,6 @@ export interface Actor {
 
 /** An operation waiting for the scheduler. */
 export interface ParkedOperation {
-  readonly sequence: number;
   /** The actor it resumes, or undefined for a provider-side task (an apply that lands late). */
   readonly actor: Actor | undefined;
   /** The process whose crash drops it; `provider` tasks survive crashes. */
@@ -38,15 +37,13 @@ export interface ParkedOperation {
   readonly phase: Phase;
   /** How `runAt` resumes it (data, not a closure per operation: see `Resumption`). */
   readonly resumption: Resumption;
-  /** For a task: what runs. */
-  readonly run: (() => void) | undefined;
   /** For a point or a resumption: settles the promise the actor awaits. */
   readonly resolve: ((value: unknown) => void) | undefined;
   /** For `pointThen`: rejects the promise the actor awaits when `work` throws. */
   readonly reject: ((error: unknown) => void) | undefined;
   /**
-   * For `pointThen`: the work that runs in the actor; for a resumption: what it resumes with; for
-   * an actor's start: its body.
+   * For a task: what runs; for `pointThen`: the work that runs in the actor; for a resumption:
+   * what it resumes with; for an actor's start: its body.
    */
   readonly work: ((actor: Actor) => unknown) | undefined;
 }
@@ -57,7 +54,7 @@ export interface ParkedOperation {
  * and every store operation of every schedule is a scheduling point.
  */
 export type Resumption = 0 | 1 | 2 | 3 | 4;
-/** Runs `run` (a provider-side task). */
+/** Runs `work` (a provider-side task). */
 const RUN = 0;
 /** Enters the actor and runs its body (`work`). */
 const START = 1;
@@ -112,7 +109,6 @@ export class Scheduler {
   #justLeft: Actor | undefined;
   /** The actor the last `runAt` resumed. */
   #resumed: Actor | undefined;
-  #sequence = 0;
   /** Ends an actor whose body returned (one function per scheduler, not one per actor). */
   readonly #bodyEnded = (): void => this.#leave();
   #actors = 0;
@@ -148,17 +144,7 @@ export class Scheduler {
       phase: 'start',
       branches: 1,
     };
-    this.#push(
-      actor,
-      process,
-      `${name}: start`,
-      'start',
-      START,
-      undefined,
-      undefined,
-      undefined,
-      body,
-    );
+    this.#push(actor, process, `${name}: start`, 'start', START, undefined, undefined, body);
     return actor;
   }
 
@@ -168,7 +154,7 @@ export class Scheduler {
     const actor = forked ?? this.#requireCurrent(label);
     actor.phase = phase;
     const promise = new Promise<unknown>(capture) as Promise<void>;
-    this.#push(actor, actor.process, label, phase, POINT, undefined, capturedResolve);
+    this.#push(actor, actor.process, label, phase, POINT, capturedResolve);
     if (forked === undefined) this.#leave();
     return promise;
   }
@@ -189,7 +175,6 @@ export class Scheduler {
       label,
       phase,
       POINT_THEN,
-      undefined,
       capturedResolve,
       capturedReject,
       work,
@@ -218,17 +203,7 @@ export class Scheduler {
       promise,
       resumeWith: (label, produce) => {
         if (this.isDead(actor) && !this.keepParkedOnCrash) return;
-        this.#push(
-          actor,
-          actor.process,
-          label,
-          phase,
-          RESUME,
-          undefined,
-          resolveValue,
-          undefined,
-          produce,
-        );
+        this.#push(actor, actor.process, label, phase, RESUME, resolveValue, undefined, produce);
       },
     };
   }
@@ -243,7 +218,7 @@ export class Scheduler {
     run: () => void,
     owner: ProcessName | 'provider' = 'provider',
   ): void {
-    this.#push(undefined, owner, label, phase, RUN, run);
+    this.#push(undefined, owner, label, phase, RUN, undefined, undefined, run);
   }
 
   /**
@@ -286,7 +261,7 @@ export class Scheduler {
     this.#resumed = actor;
     switch (operation.resumption) {
       case RUN:
-        (operation.run as () => void)();
+        (operation.work as () => void)();
         break;
       case START:
         this.#enter(actor as Actor, operation.label);
@@ -366,23 +341,11 @@ export class Scheduler {
     label: string,
     phase: Phase,
     resumption: Resumption,
-    run?: () => void,
     resolve?: (value: unknown) => void,
     reject?: (error: unknown) => void,
     work?: (actor: Actor) => unknown,
   ): void {
-    this.parked.push({
-      sequence: ++this.#sequence,
-      actor,
-      owner,
-      label,
-      phase,
-      resumption,
-      run,
-      resolve,
-      reject,
-      work,
-    });
+    this.parked.push({ actor, owner, label, phase, resumption, resolve, reject, work });
   }
 
   /**

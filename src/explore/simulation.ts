@@ -5,7 +5,7 @@
  */
 import { Breakage } from '../core/breakages.js';
 import type { JsonValue } from '../core/canonical-json.js';
-import { createGuardCore } from '../core/guard.js';
+import { createGuardCore, type Guard } from '../core/guard.js';
 import type { AuthorityEvidenceRecord, GuardStore, ProposalRecord } from '../core/store.js';
 import { createMemoryStore } from '../stores/memory/memory-store.js';
 import { activateTraps, deactivateTraps, installAmbientTraps } from './ambient-traps.js';
@@ -249,31 +249,38 @@ async function collectEvidence(
   >,
 ): Promise<ScheduleEvidence> {
   const { tenant } = world;
-  const records: ProposalRecord[] = [];
+  // Read together: one await for all the proposals, then one for their evidence, rather than
+  // one await per read.
+  const fetched = await Promise.all(
+    Array.from(world.log.records.keys(), (id) => durable.getProposal(tenant, id)),
+  );
+  const records = fetched.filter((record): record is ProposalRecord => record !== undefined);
+  const approved = records.filter((record) => record.policy.decision === 'require_approval');
+  const lists = await Promise.all(
+    approved.map((record) => durable.listEvidence(tenant, record.proposal)),
+  );
   const evidence = new Map<string, readonly AuthorityEvidenceRecord[]>();
-  for (const id of world.log.records.keys()) {
-    const record = await durable.getProposal(tenant, id);
-    if (record === undefined) continue;
-    records.push(record);
-    if (record.policy.decision === 'require_approval') {
-      evidence.set(id, await durable.listEvidence(tenant, id));
-    }
+  for (let index = 0; index < approved.length; index++) {
+    evidence.set((approved[index] as ProposalRecord).proposal, lists[index] ?? []);
   }
 
-  const auditor = createGuardCore({
-    store: durable,
-    keyRing: KEY_RING,
-    clock: world.clock,
-    ids: scheduleIds(),
-    randomBytes: scheduleRandomBytes(),
-  });
+  // Made when first needed: a schedule's checks often read no committed input.
+  let auditorGuard: Guard | undefined;
+  const auditor = (): Guard =>
+    (auditorGuard ??= createGuardCore({
+      store: durable,
+      keyRing: KEY_RING,
+      clock: world.clock,
+      ids: scheduleIds(),
+      randomBytes: scheduleRandomBytes(),
+    }));
   const byId = new Map(records.map((record) => [record.proposal, record]));
   // Effects no result named (the call threw): label them by matching the committed input.
   for (const record of records) {
     if (world.labels.has(record.semanticEffectKey) || record.snapshot === null) continue;
     const action = world.actions.get(record.actionType);
     if (action === undefined) continue;
-    const view = await auditor.read(action, {
+    const view = await auditor().read(action, {
       tenant,
       proposal: record.proposal,
       reader: record.principal,
@@ -294,8 +301,10 @@ async function collectEvidence(
         ),
     )
     .map((record) => ({ proposal: record.proposal, status: record.status }));
-  const events = await durable.readLedger({ tenant });
-  const head = await durable.ledgerHead(tenant);
+  const [events, head] = await Promise.all([
+    durable.readLedger({ tenant }),
+    durable.ledgerHead(tenant),
+  ]);
   // Every field named, no `...extra`: V8 defines each property that follows a spread in a literal
   // through the runtime, which cost more than the rest of this function.
   return {
@@ -318,7 +327,7 @@ async function collectEvidence(
         input =
           record === undefined || action === undefined || record.snapshot === null
             ? Promise.resolve(undefined)
-            : auditor
+            : auditor()
                 .read(action, { tenant, proposal, reader: record.principal })
                 .then((view) => view.input as JsonValue | undefined);
         inputs.set(proposal, input);
