@@ -249,19 +249,15 @@ async function collectEvidence(
   >,
 ): Promise<ScheduleEvidence> {
   const { tenant } = world;
-  // Read together: one await for all the proposals, then one for their evidence, rather than
-  // one await per read.
-  const fetched = await Promise.all(
-    Array.from(world.log.records.keys(), (id) => durable.getProposal(tenant, id)),
-  );
-  const records = fetched.filter((record): record is ProposalRecord => record !== undefined);
-  const approved = records.filter((record) => record.policy.decision === 'require_approval');
-  const lists = await Promise.all(
-    approved.map((record) => durable.listEvidence(tenant, record.proposal)),
-  );
+  const records: ProposalRecord[] = [];
   const evidence = new Map<string, readonly AuthorityEvidenceRecord[]>();
-  for (let index = 0; index < approved.length; index++) {
-    evidence.set((approved[index] as ProposalRecord).proposal, lists[index] ?? []);
+  for (const id of world.log.records.keys()) {
+    const record = await durable.getProposal(tenant, id);
+    if (record === undefined) continue;
+    records.push(record);
+    if (record.policy.decision === 'require_approval') {
+      evidence.set(id, await durable.listEvidence(tenant, id));
+    }
   }
 
   // Made when first needed: a schedule's checks often read no committed input.
@@ -301,10 +297,8 @@ async function collectEvidence(
         ),
     )
     .map((record) => ({ proposal: record.proposal, status: record.status }));
-  const [events, head] = await Promise.all([
-    durable.readLedger({ tenant }),
-    durable.ledgerHead(tenant),
-  ]);
+  const events = await durable.readLedger({ tenant });
+  const head = await durable.ledgerHead(tenant);
   // Every field named, no `...extra`: V8 defines each property that follows a spread in a literal
   // through the runtime, which cost more than the rest of this function.
   return {
