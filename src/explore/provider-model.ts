@@ -340,8 +340,7 @@ export class ProviderModel {
     if (this.#context.faultsEnabled())
       fault = READ_FAULTS[tape.weighted(READ_FAULT_WEIGHTS)] ?? 'none';
     if (fault !== 'none') this.#context.onFault(fault, 'provider_read', sender);
-    const waiter = scheduler.suspend<ProviderReply>('provider_read');
-    waiter.resumeWith(`${sender.name}: ${request.operation}`, () => {
+    return scheduler.pointValue(`${sender.name}: ${request.operation}`, 'provider_read', () => {
       if (fault === 'read_error') return respond(503, { error: { type: 'api_error' } });
       if (fault === 'read_timeout') {
         this.#context.clock.advance(this.#config.clientTimeoutMs);
@@ -349,7 +348,6 @@ export class ProviderModel {
       }
       return this.#serve(request);
     });
-    return waiter.promise;
   }
 
   #serve(request: ReadRequest): ProviderReply {

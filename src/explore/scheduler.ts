@@ -184,6 +184,21 @@ export class Scheduler {
   }
 
   /**
+   * Parks the current actor like {@link point}; when the scheduler picks the operation, resumes
+   * it with what `produce` returns then (a provider read served at that moment). The same as
+   * `suspend` followed at once by `resumeWith`, without the suspension object.
+   */
+  pointValue<T>(label: string, phase: Phase, produce: () => T): Promise<T> {
+    const forked = this.#forking();
+    const actor = forked ?? this.#requireCurrent(label);
+    actor.phase = phase;
+    const promise = new Promise<unknown>(capture) as Promise<T>;
+    this.#push(actor, actor.process, label, phase, RESUME, capturedResolve, undefined, produce);
+    if (forked === undefined) this.#leave();
+    return promise;
+  }
+
+  /**
    * Suspends the current actor until someone enqueues its resumption with a value (a provider
    * reply). Resumptions for a crashed incarnation are dropped.
    */

@@ -79,52 +79,6 @@ const phaseOfCommit = (write: StoreCommit): Phase => {
 };
 
 /**
- * Commits `write` through `inner` in the running actor and logs what an acknowledged commit wrote.
- * A module function bound per commit rather than an arrow: a fresh arrow's first call goes through
- * V8's lazy-compile stub (decision 134).
- */
-function commitAndObserve(
-  inner: GuardStore,
-  disarm: boolean,
-  write: StoreCommit,
-  scheduler: Scheduler,
-  clock: VirtualClock,
-  log: StoreLog,
-): Promise<StoreCommitResult> {
-  const actor = scheduler.current?.name ?? '?';
-  const pending = disarm ? awaitWithoutTraps(() => inner.commit(write)) : inner.commit(write);
-  return pending.then(observeCommit.bind(undefined, write, actor, scheduler, clock, log));
-}
-
-/** Logs what an acknowledged commit wrote (leases, events, evidence expiries); returns `result`. */
-function observeCommit(
-  write: StoreCommit,
-  actor: string,
-  scheduler: Scheduler,
-  clock: VirtualClock,
-  log: StoreLog,
-  result: StoreCommitResult,
-): StoreCommitResult {
-  if (result.kind === 'committed') {
-    const id = write.proposal?.record.proposal ?? null;
-    const previous = id === null ? undefined : log.records.get(id);
-    const next = write.proposal?.record;
-    if (id !== null && next !== undefined) log.records.set(id, next);
-    for (const evidence of write.evidence ?? []) log.evidenceExpiries.push(evidence.expiresAtMs);
-    log.commits.push({
-      step: scheduler.step,
-      atMs: clock.now(),
-      proposal: id,
-      previous,
-      next,
-      events: result.events,
-      actor,
-    });
-  }
-  return result;
-}
-
-/**
  * A store whose every call parks on the scheduler, over a real store. A class rather than a
  * literal of arrows: two probes are made per schedule (and one per crash), and each arrow would
  * be a closure made, and compiled lazily on its first call, per probe.
@@ -166,19 +120,45 @@ class StoreProbe implements GuardStore {
   commit(write: StoreCommit): Promise<StoreCommitResult> {
     const label = `store.commit ${write.events[0]?.type ?? ''}`;
     // Parks, then commits in the actor: one promise chain instead of an async frame per commit.
+    // Bound methods rather than arrows: a fresh arrow's first call goes through V8's lazy-compile
+    // stub (decision 134).
     return this.#scheduler.pointThen(
       label,
       phaseOfCommit(write),
-      commitAndObserve.bind(
-        undefined,
-        this.#inner,
-        this.#disarm,
-        write,
-        this.#scheduler,
-        this.#clock,
-        this.#log,
-      ),
+      this.#commitAndObserve.bind(this, write),
     );
+  }
+
+  /** Commits `write` in the running actor; logs what an acknowledged commit wrote. */
+  #commitAndObserve(write: StoreCommit): Promise<StoreCommitResult> {
+    const inner = this.#inner;
+    const actor = this.#scheduler.current?.name ?? '?';
+    const pending = this.#disarm
+      ? awaitWithoutTraps(() => inner.commit(write))
+      : inner.commit(write);
+    return pending.then(this.#observeCommit.bind(this, write, actor));
+  }
+
+  /** Logs what an acknowledged commit wrote (leases, events, evidence expiries); returns `result`. */
+  #observeCommit(write: StoreCommit, actor: string, result: StoreCommitResult): StoreCommitResult {
+    if (result.kind === 'committed') {
+      const log = this.#log;
+      const id = write.proposal?.record.proposal ?? null;
+      const previous = id === null ? undefined : log.records.get(id);
+      const next = write.proposal?.record;
+      if (id !== null && next !== undefined) log.records.set(id, next);
+      for (const evidence of write.evidence ?? []) log.evidenceExpiries.push(evidence.expiresAtMs);
+      log.commits.push({
+        step: this.#scheduler.step,
+        atMs: this.#clock.now(),
+        proposal: id,
+        previous,
+        next,
+        events: result.events,
+        actor,
+      });
+    }
+    return result;
   }
 
   // Bound methods of the real store rather than arrows: a fresh arrow's first call goes through
