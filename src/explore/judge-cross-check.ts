@@ -5,11 +5,12 @@
  * fails and the judge passes is reported as the judge's blind spot.
  */
 
+import type { JsonValue } from '../core/canonical-json.js';
 import { verifyLedgerChain } from '../core/ledger.js';
 import type { FaultKind } from '../sandbox/fault-plan.js';
 import type { WriteOutcome } from '../sandbox/observations.js';
 import { judgeScenario, type ScenarioEvidence } from '../verify/evidence-judge.js';
-import { deliveriesSeen } from './provider-model.js';
+import { deliveriesSeen, type ModelObject } from './provider-model.js';
 import type { ScheduleEvidence, Violation } from './schedule-evidence.js';
 
 /** The sandbox's name for a model fault, so the gate's judge reads it as it reads the sandbox's. */
@@ -57,12 +58,27 @@ export interface JudgeComparison {
 
 const PROVIDER_OF: Readonly<Record<string, string>> = { refunds: 'payments', tickets: 'crm' };
 
+/** The sandbox provider a model collection stands for (orders, and a user's own, are `orders`). */
+const providerOf = (collection: string): string => PROVIDER_OF[collection] ?? 'orders';
+
+/**
+ * An object as its provider's export holds it, where the judge looks for its effect: a refund's
+ * `metadata.sideguard_effect`, a ticket's `properties.sideguard_effect`; other objects as they are.
+ */
+function stateRecordOf(provider: string, object: ModelObject): JsonValue {
+  if (provider === 'payments') {
+    return { metadata: object.effect === null ? {} : { sideguard_effect: object.effect } };
+  }
+  if (provider === 'crm') return { properties: object.fields };
+  return object.fields;
+}
+
 function asScenarioEvidence(evidence: ScheduleEvidence): ScenarioEvidence {
   const collectionOf = new Map(evidence.objects.map((object) => [object.id, object.collection]));
   const iso = (ms: number) => new Date(ms).toISOString();
   const receipts = evidence.writes.map((write) => ({
     receiptId: `rcpt_${write.sequence}`,
-    provider: PROVIDER_OF[collectionOf.get(write.objectId) ?? ''] ?? 'orders',
+    provider: providerOf(collectionOf.get(write.objectId) ?? ''),
     operation: write.operation,
     objectId: write.objectId,
     effectKey: write.effect,
@@ -87,15 +103,17 @@ function asScenarioEvidence(evidence: ScheduleEvidence): ScenarioEvidence {
       receiptId: null,
     }));
   });
-  const refunds = evidence.objects
-    .filter((object) => object.collection === 'refunds')
-    .map(
-      (object) =>
-        [
-          object.id,
-          { metadata: object.effect === null ? {} : { sideguard_effect: object.effect } },
-        ] as const,
-    );
+  // Every object the model holds, under the provider its receipts name: the judge requires each
+  // receipt to name an object in the state (a ticket closed or an order a bystander changed too).
+  const state: Record<string, Record<string, [string, JsonValue][]>> = {};
+  for (const object of evidence.objects) {
+    const provider = providerOf(object.collection);
+    const collections = state[provider] ?? {};
+    state[provider] = collections;
+    const records = collections[object.collection] ?? [];
+    collections[object.collection] = records;
+    records.push([object.id, stateRecordOf(provider, object)]);
+  }
   const verdict = verifyLedgerChain(evidence.events);
   const first = evidence.records[0]?.proposal ?? 'none';
   return {
@@ -117,7 +135,7 @@ function asScenarioEvidence(evidence: ScheduleEvidence): ScenarioEvidence {
       entries: evidence.events.length,
     },
     sandbox: {
-      state: { payments: { refunds } },
+      state,
       observations: { receipts, requests, droppedEntryCount: 0 },
     },
     records: evidence.records.map((record) => ({
