@@ -214,26 +214,19 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     try {
       const remembered = oneTripAllowed ? headCache.trusted(tenants) : undefined;
       const oneTrip = remembered && planOneTrip(context.q, batch, remembered);
-      const send = oneTrip?.send;
       // Outside the transaction: the statements this connection will EXECUTE.
       await context.prepared.prepare(
         client,
-        send === undefined
-          ? batch.flatMap((pending) => (pending.counted === undefined ? [] : [pending.counted]))
-          : send.kind === 'statements'
-            ? send.statements
-            : [],
+        oneTrip?.statements ??
+          batch.flatMap((pending) => (pending.counted === undefined ? [] : [pending.counted])),
       );
-      if (oneTrip !== undefined && send !== undefined) {
+      if (oneTrip !== undefined) {
+        const text = context.prepared.render(client, oneTrip.statements);
         phase = 'commit';
         outcomes = oneTrip.outcomes;
         mark = oneTrip.mark;
         try {
-          if (send.kind === 'statement') {
-            await client.query(context.prepared.single(client, send.statement));
-          } else {
-            await client.query(context.prepared.render(client, send.statements));
-          }
+          await client.query(text);
           headCache.landed(oneTrip.heads);
           return outcomes;
         } catch (error) {
@@ -244,12 +237,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
             throw error;
           }
           headCache.distrust(tenants);
-          const code = errorCode(error);
-          if (code === PREPARED_STATEMENT_MISSING) context.prepared.forget(client);
-          // A text PostgreSQL cannot take with parameters goes with literals from now on.
-          if (send.kind === 'statement' && code?.startsWith('42') === true) {
-            context.prepared.refuse(send.statement);
-          }
+          if (errorCode(error) === PREPARED_STATEMENT_MISSING) context.prepared.forget(client);
           phase = 'transaction';
           outcomes = [];
           mark = { kind: 'nothing' };

@@ -40,8 +40,8 @@ const admission = (current: ProposalRecord) => updateCommit(current, { status: '
 
 /** A one-round-trip batch: no BEGIN, its first statement moves or locks the chain heads. */
 const ONE_TRIP = /^(EXECUTE sg_|WITH (moved|locked) AS)/;
-/** A lone commit's one statement (decision 135): the head moved first, no other statement. */
-const ONE_STATEMENT = /^WITH moved AS \(UPDATE [^;]*$/;
+/** A lone commit's one statement (decision 135): a one-round-trip batch of no other statement. */
+const ONE_STATEMENT = /^(EXECUTE sg_|WITH moved AS \(UPDATE )(?:(?!;\n)[^])*$/;
 
 /** The tenant's chain is gapless from 1, verifies, and ends at the head the store records. */
 async function expectValidChain(store: GuardStore, tenant: string, count: number) {
@@ -124,16 +124,16 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     }
   };
 
-  /** The one-statement commits a one-connection pool prepared (decision 135), optionally dropped. */
-  const preparedOneStatements = async (pool: pg.Pool, deallocate: boolean) => {
+  /** The texts a one-connection pool prepared with SQL, by name (without `PREPARE … AS`). */
+  const preparedTexts = async (pool: pg.Pool) => {
     const client = await pool.connect();
     try {
-      const rows = await client.query<{ name: string }>(
-        `SELECT name FROM pg_prepared_statements WHERE NOT from_sql AND statement LIKE 'WITH moved AS%'`,
+      const rows = await client.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements WHERE from_sql',
       );
-      const names = rows.rows.map((row) => row.name);
-      for (const name of deallocate ? names : []) await client.query(`DEALLOCATE ${name}`);
-      return names;
+      return new Map(
+        rows.rows.map((row) => [row.name, row.statement.replace(/^PREPARE \w+ AS /, '')]),
+      );
     } finally {
       client.release();
     }
@@ -181,7 +181,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
   });
 
   it('an all-deferred batch commits with synchronous_commit off, one or two round trips, one statement or several alike; a batch with a synced commit does not (decision 124)', async () => {
-    const { store, commits } = await open();
+    const { store, commits, pool } = await open(30_000, 1);
     const tenant = 'tenant-deferred';
     const deferred = { durability: 'deferred' } as const;
     const OFF = /SET LOCAL synchronous_commit = off;\nCOMMIT$/;
@@ -198,10 +198,13 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     await store.commit({ ...insert(record(tenant, 'p-5')), ...deferred });
     expect(commits).toHaveLength(1);
     expect(commits[0]).toMatch(ONE_STATEMENT);
-    expect(commits[0]).toMatch(OFF_ONE_STATEMENT);
     await store.commit(insert(record(tenant, 'p-6')));
     expect(commits[1]).toMatch(ONE_STATEMENT);
-    expect(commits[1]).not.toMatch(/synchronous_commit/);
+    // The one statement runs prepared: its text (with set_config or without) is on the server.
+    const prepared = await preparedTexts(pool);
+    const nameOf = (text: string | undefined) => /^EXECUTE (sg_\w+)/.exec(text ?? '')?.[1];
+    expect(prepared.get(nameOf(commits[0]) ?? '')).toMatch(OFF_ONE_STATEMENT);
+    expect(prepared.get(nameOf(commits[1]) ?? '')).not.toMatch(/synchronous_commit/);
     const both = await Promise.all([
       store.commit({ ...insert(record(tenant, 'p-7')), ...deferred }),
       store.commit({ ...insert(record(tenant, 'p-8')), ...deferred }),
@@ -337,22 +340,23 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     const { store, transactions, pool } = await open(30_000, 1);
     const tenant = 'tenant-deallocated';
     const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
-    // An update goes as SQL-prepared statements, a lone insert as one protocol-level statement.
+    // A lone insert goes as one prepared statement, an update as several.
     expect((await store.commit(admission(p1))).kind).toBe('committed');
     expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
-    expect((await preparedOneStatements(pool, true)).length).toBeGreaterThan(0);
+    expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
     transactions.length = 0;
     expect((await store.commit(insert(record(tenant, 'p-4')))).kind).toBe('committed');
     expect(transactions).toHaveLength(2);
     expect(transactions[0]).toMatch(ONE_STATEMENT);
     expect(transactions[1]).toMatch(/^BEGIN/);
     // Trusted again after a two-round-trip batch finds the head unmoved; then one round trip,
-    // the statement parsed again under a new name.
+    // the statement prepared again.
     expect((await store.commit(insert(record(tenant, 'p-5')))).kind).toBe('committed');
     transactions.length = 0;
     expect((await store.commit(insert(record(tenant, 'p-6')))).kind).toBe('committed');
     expect(transactions).toHaveLength(1);
-    expect((await preparedOneStatements(pool, false)).length).toBeGreaterThan(0);
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
+    expect((await preparedBySql(pool, false)).length).toBeGreaterThan(0);
     // The update's statements, prepared again since, dropped again: EXECUTE fails alone.
     const p3 = (await store.getProposal(tenant, 'p-3')) as ProposalRecord;
     expect((await store.commit(admission(p3))).kind).toBe('committed');

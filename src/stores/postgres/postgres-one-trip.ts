@@ -21,7 +21,6 @@ import {
   oneStatementCommitSql,
   oneTenantHeadSql,
 } from './postgres-sql.js';
-import type { SqlTemplate } from './postgres-sql-template.js';
 
 /**
  * The chain heads this process last saw, and whether it may seal onto them without reading
@@ -83,20 +82,15 @@ export function createHeadCache(): HeadCache {
   };
 }
 
-/**
- * What a one-round-trip batch sends (decision 135): the asserted head locks (one tenant's also
- * moving its head and appending), the asserted writes, the append and head moves of several
- * tenants, as statements of one simple query — one implicit transaction, no `BEGIN` or
- * `COMMIT`; or, for one commit on one tenant with events and no proposal update, one statement
- * with its values as parameters.
- */
-export type OneTripSend =
-  | { readonly kind: 'statements'; readonly statements: readonly RoundTripStatement[] }
-  | { readonly kind: 'statement'; readonly statement: SqlTemplate };
-
 /** A batch ready to go as one round trip, and what each caller gets once it lands. */
 export interface OneTripBatch {
-  readonly send: OneTripSend;
+  /**
+   * The statements of one simple query — one implicit transaction, no `BEGIN` or `COMMIT`
+   * (decision 135): the asserted head locks (one tenant's also moving its head and appending
+   * its events), the asserted writes, the append and head moves of several tenants; for one
+   * commit on one tenant with events and no proposal update, one statement.
+   */
+  readonly statements: readonly RoundTripStatement[];
   readonly outcomes: CommitOutcome[];
   /** Every tenant's head once the batch lands. */
   readonly heads: ReadonlyMap<string, LedgerHead>;
@@ -146,7 +140,7 @@ export function planOneTrip(
   ) {
     const deferred = alone.write.durability === 'deferred';
     const statement = oneStatementCommitSql(q, only[0], only[1], appended, alone.writes, deferred);
-    return { send: { kind: 'statement', statement }, outcomes, heads, mark };
+    return { statements: [statement], outcomes, heads, mark };
   }
   // One tenant as a template the connection prepares once, the head moved where it is locked
   // and the events appended there; several as text, locked in tenant order first, moved last.
@@ -158,5 +152,5 @@ export function planOneTrip(
     ? [oneTenantHeadSql(q, only[0], only[1], appended), ...writes]
     : [assertHeadsSql(q, remembered), ...writes, ...appendAndMoveSql(q, appended, remembered)];
   statements.push(...commitLevelSql(batch));
-  return { send: { kind: 'statements', statements }, outcomes, heads, mark };
+  return { statements, outcomes, heads, mark };
 }

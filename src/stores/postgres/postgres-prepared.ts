@@ -24,17 +24,6 @@ export interface PreparedStatements {
    * has prepared, the others inlined (always, when preparing is off).
    */
   render(client: pg.PoolClient, statements: readonly RoundTripStatement[]): string;
-  /**
-   * One template as a statement of its own (decision 135): a protocol-level named statement
-   * with its values as parameters (pg parses it once per connection), or its text with
-   * literals when preparing is off or PostgreSQL refused the text.
-   */
-  single(client: pg.PoolClient, template: SqlTemplate): pg.QueryConfig | string;
-  /**
-   * Marks the text of a template PostgreSQL refused to parse with parameters (see
-   * {@link single}): from then on it goes with literals.
-   */
-  refuse(template: SqlTemplate): void;
   /** Forgets what `client` prepared (after PostgreSQL said a prepared statement is missing). */
   forget(client: pg.PoolClient): void;
 }
@@ -45,11 +34,6 @@ const MAX_REMEMBERED_TEXTS = 1_000;
 /** Creates the renderer; `enabled: false` always inlines (see `preparedStatements`). */
 export function createPreparedStatements(enabled: boolean): PreparedStatements {
   const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
-  /**
-   * How often each connection lost its statements: pg remembers which names it parsed on a
-   * connection and never parses them again, so after a loss the names start over.
-   */
-  const generation = new WeakMap<pg.PoolClient, number>();
   /** Texts PostgreSQL refused to prepare (e.g. a parameter whose type it cannot infer). */
   const refused = new Set<string>();
 
@@ -130,18 +114,8 @@ export function createPreparedStatements(enabled: boolean): PreparedStatements {
     render(client, statements) {
       return statements.map((statement) => renderOne(client, statement)).join(';\n');
     },
-    single(client, template) {
-      const { text, name } = identify(template);
-      if (!enabled || refused.has(text)) return inlined(template);
-      const lost = generation.get(client) ?? 0;
-      return { name: lost === 0 ? name : `${name}_${lost}`, text, values: [...template.values] };
-    },
-    refuse(template) {
-      refused.add(identify(template).text);
-    },
     forget(client) {
       preparedOn.delete(client);
-      generation.set(client, (generation.get(client) ?? 0) + 1);
     },
   };
 }
