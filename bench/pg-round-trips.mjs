@@ -29,6 +29,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { z } from 'zod';
+import { bareInsertTransaction } from './suites/kit/postgres-bare.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -255,7 +256,6 @@ function actionCall(guard, action, tenants, label) {
  * (text key, small jsonb) `; COMMIT` on a connection held for the transaction.
  */
 function bareCall(pool, schema) {
-  const insert = `INSERT INTO ${schema}.bare_inserts (id, tenant, payload) VALUES ($1, $2, $3)`;
   const nonce = `${process.pid}-${randomBytes(3).toString('hex')}`;
   let sequence = 0;
   return async () => {
@@ -263,9 +263,7 @@ function bareCall(pool, schema) {
     sequence += 1;
     const client = await pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query(insert, [id, 'bench-tenant', JSON.stringify({ effect: id })]);
-      await client.query('COMMIT');
+      await bareInsertTransaction(client, schema, id);
       return true;
     } finally {
       client.release();
