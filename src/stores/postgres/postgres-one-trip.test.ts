@@ -41,7 +41,7 @@ const admission = (current: ProposalRecord) => updateCommit(current, { status: '
 /** A one-round-trip batch: no BEGIN, its first statement moves or locks the chain heads. */
 const ONE_TRIP = /^(EXECUTE sg_|WITH (moved|locked) AS)/;
 /** A lone commit's one statement (decision 135): a one-round-trip batch of no other statement. */
-const ONE_STATEMENT = /^(EXECUTE sg_|WITH moved AS \(UPDATE )(?:(?!;\n)[^])*$/;
+const ONE_STATEMENT = /^(EXECUTE sg_|WITH moved AS \(UPDATE )(?:(?!;\n)[\s\S])*$/;
 
 /** The tenant's chain is gapless from 1, verifies, and ends at the head the store records. */
 async function expectValidChain(store: GuardStore, tenant: string, count: number) {
