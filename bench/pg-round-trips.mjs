@@ -10,7 +10,10 @@
  *     [--compare <other dist/>] [--server-pid <postmaster pid>]
  *
  * `--compare` measures a second build (e.g. the commit before a change) interleaved with this
- * one, run by run, so both see the same machine. `--server-pid` adds the CPU time PostgreSQL's
+ * one, run by run, every other run in reverse order (a contender measured right after another
+ * one ran differently: the one measured second was favoured), so both see the same machine.
+ * The bare baseline is the stores suite's: `BEGIN; INSERT; COMMIT` of one row (text key, small
+ * jsonb) on a connection held for the transaction. `--server-pid` adds the CPU time PostgreSQL's
  * processes (the postmaster's children, from /proc) spent per action: on a shared machine CPU
  * per action is steadier than a rate. Only meaningful when nothing else uses that server.
  *
@@ -26,6 +29,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { z } from 'zod';
+import { bareInsertTransaction } from './suites/kit/postgres-bare.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -247,12 +251,23 @@ function actionCall(guard, action, tenants, label) {
   };
 }
 
-/** One single-row INSERT transaction (autocommit), the same row size every time. */
+/**
+ * The stores suite's baseline (`bench/suites/kit/postgres-bare.mjs`): `BEGIN; INSERT` one row
+ * (text key, small jsonb) `; COMMIT` on a connection held for the transaction.
+ */
 function bareCall(pool, schema) {
-  const payload = 'x'.repeat(100);
+  const nonce = `${process.pid}-${randomBytes(3).toString('hex')}`;
+  let sequence = 0;
   return async () => {
-    await pool.query(`INSERT INTO ${schema}.bare_inserts (payload) VALUES ($1)`, [payload]);
-    return true;
+    const id = `bare-${nonce}-${sequence}`;
+    sequence += 1;
+    const client = await pool.connect();
+    try {
+      await bareInsertTransaction(client, schema, id);
+      return true;
+    } finally {
+      client.release();
+    }
   };
 }
 
@@ -374,8 +389,12 @@ async function measureC1(schema, durationMs) {
   }
   const bareRuns = [];
   for (let run = 0; run < RUNS; run += 1) {
-    bareRuns.push(await drive(1, durationMs, bare));
-    for (const contender of contenders) await contender.measure(durationMs);
+    // Every other run in reverse order, so no contender is always measured right after another.
+    const order = [{ bare: true }, ...contenders];
+    for (const contender of run % 2 === 0 ? order : order.reverse()) {
+      if (contender.bare) bareRuns.push(await drive(1, durationMs, bare));
+      else await contender.measure(durationMs);
+    }
   }
   for (const contender of contenders) await contender.close();
   await pool.end();
@@ -398,14 +417,21 @@ async function measureC64(schema, durationMs) {
   ];
   const rows = { bare: [] };
   for (let run = 0; run < RUNS; run += 1) {
-    rows.bare.push(await measureProcesses({ kind: 'bare', schema, durationMs }));
-    for (const [build, dist] of Object.entries(DISTS)) {
-      for (const [shape, tenants] of shapes) {
-        const label = `c64-${build}-${shape}-${run}`;
-        const spec = { kind: 'actions', dist, schema, durationMs, tenants, label };
-        const name = `${build}.${shape}`;
-        rows[name] = [...(rows[name] ?? []), await measureProcesses(spec)];
+    const order = [
+      ['bare'],
+      ...Object.entries(DISTS).flatMap(([build, dist]) =>
+        shapes.map(([shape, tenants]) => [`${build}.${shape}`, dist, tenants]),
+      ),
+    ];
+    // Every other run in reverse order, so no contender is always measured right after another.
+    for (const [name, dist, tenants] of run % 2 === 0 ? order : order.reverse()) {
+      if (name === 'bare') {
+        rows.bare.push(await measureProcesses({ kind: 'bare', schema, durationMs }));
+        continue;
       }
+      const label = `c64-${name.replace('.', '-')}-${run}`;
+      const spec = { kind: 'actions', dist, schema, durationMs, tenants, label };
+      rows[name] = [...(rows[name] ?? []), await measureProcesses(spec)];
     }
   }
   const bare = median(rows.bare.map((row) => row.perSecond));
@@ -439,7 +465,8 @@ async function main() {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.query(
-    `CREATE TABLE ${schema}.bare_inserts (id bigserial PRIMARY KEY, payload text NOT NULL)`,
+    `CREATE TABLE ${schema}.bare_inserts (
+       id text PRIMARY KEY, tenant text NOT NULL, payload jsonb NOT NULL)`,
   );
   const report = {
     date: new Date().toISOString(),

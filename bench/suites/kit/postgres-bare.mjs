@@ -47,6 +47,19 @@ export function createBareTable(schema) {
   );
 }
 
+/**
+ * The baseline transaction on `client` (held for it, as a pool would): `BEGIN; INSERT` one row
+ * `; COMMIT`. Also what `bench/pg-round-trips.mjs` compares with.
+ */
+export async function bareInsertTransaction(client, schema, id) {
+  await client.query('BEGIN');
+  await client.query(
+    `INSERT INTO "${schema}".bare_inserts (id, tenant, payload) VALUES ($1, $2, $3)`,
+    [id, 'bench-tenant', JSON.stringify({ effect: id })],
+  );
+  await client.query('COMMIT');
+}
+
 /** Worker side: `connections` clients, each one caller running insert transactions. */
 export async function openBareInserts({ schema, connections }) {
   const clients = [];
@@ -56,7 +69,6 @@ export async function openBareInserts({ schema, connections }) {
     await client.connect();
     clients.push(client);
   }
-  const insert = `INSERT INTO "${schema}".bare_inserts (id, tenant, payload) VALUES ($1, $2, $3)`;
   return {
     measure(options) {
       if (options.concurrency > clients.length) {
@@ -69,9 +81,7 @@ export async function openBareInserts({ schema, connections }) {
         // Each caller holds one connection for its transaction, as a pool would.
         const client = idle.pop();
         try {
-          await client.query('BEGIN');
-          await client.query(insert, [id, 'bench-tenant', JSON.stringify({ effect: id })]);
-          await client.query('COMMIT');
+          await bareInsertTransaction(client, schema, id);
           return true;
         } finally {
           idle.push(client);

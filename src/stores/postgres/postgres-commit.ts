@@ -22,7 +22,7 @@ import {
   refusedByDatabase,
 } from './postgres-errors.js';
 import type { RoundTripStatement } from './postgres-prepared.js';
-import { eventRowSql, type WriteSql } from './postgres-sql.js';
+import type { WriteSql } from './postgres-sql.js';
 import type { SqlTemplate } from './postgres-sql-template.js';
 
 /** One caller's commit, waiting in the queue for the next batch. */
@@ -43,12 +43,7 @@ export interface PendingCommit {
 
 /** What one commit of a batch came to, before the batch's COMMIT decides whether it stands. */
 export type CommitOutcome =
-  | {
-      readonly kind: 'result';
-      readonly result: StoreCommitResult;
-      /** The sealed events of a committed result as `VALUES` rows for the batch's append. */
-      readonly eventRows: readonly string[];
-    }
+  | { readonly kind: 'result'; readonly result: StoreCommitResult }
   | { readonly kind: 'error'; readonly error: unknown };
 
 /**
@@ -208,18 +203,14 @@ export function sealOutcome(
 ): CommitOutcome {
   const write = pending.write;
   if (write.events.length === 0) {
-    return { kind: 'result', result: { kind: 'committed', events: [] }, eventRows: [] };
+    return { kind: 'result', result: { kind: 'committed', events: [] } };
   }
   const events: LedgerEvent[] = sealLedgerEvents(
     write.tenant,
     heads.get(write.tenant),
     write.events,
   );
-  return {
-    kind: 'result',
-    result: { kind: 'committed', events },
-    eventRows: events.map(eventRowSql),
-  };
+  return { kind: 'result', result: { kind: 'committed', events } };
 }
 
 /**
@@ -295,7 +286,7 @@ export async function applyInSavepoint(
   for (let attempt = 1; ; attempt += 1) {
     try {
       const result = await applyCommit(context, client, pending, savepoint);
-      if (result.kind !== 'committed') return { kind: 'result', result, eventRows: [] };
+      if (result.kind !== 'committed') return { kind: 'result', result };
       return sealOutcome(pending, heads);
     } catch (error) {
       if (isConnectionError(error) || brokenBy() !== undefined) throw error;

@@ -65,7 +65,6 @@ interface DecidedBatch {
   readonly lockedHeads: ReadonlyMap<string, LedgerHead>;
   readonly heads: ReadonlyMap<string, LedgerHead>;
   readonly appended: readonly LedgerEvent[];
-  readonly eventRows: readonly string[];
   readonly firstEvidence: AuthorityEvidenceRecord | undefined;
 }
 
@@ -97,14 +96,13 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
    * savepoint nested in the one before. A commit all of whose writes touched one row each, and
    * whose events seal, is decided exactly as alone: it saw only the clean commits before it.
    * At the first commit that is not clean, roll back to its savepoint (undoing it and every
-   * later one), decide it alone, and go on optimistically after it. `rollbackFirst` ends the
-   * aborted transaction of a one-round-trip attempt in the same first round trip.
+   * later one), decide it alone, and go on optimistically after it. A one-round-trip attempt
+   * that failed left no transaction open (decision 135), so nothing needs ending first.
    */
   const decideBatch = async (
     client: pg.PoolClient,
     batch: readonly PendingCommit[],
     brokenBy: () => Error | undefined,
-    rollbackFirst: boolean,
   ): Promise<DecidedBatch> => {
     const tenants = [...new Set(batch.map((pending) => pending.write.tenant))];
     await createHeads(client, tenants);
@@ -113,7 +111,6 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     let lockedHeads = new Map<string, LedgerHead>();
     let headsLocked = false;
     const appended: LedgerEvent[] = [];
-    const eventRows: string[] = [];
     let firstEvidence: AuthorityEvidenceRecord | undefined;
     const record = (index: number, outcome: CommitOutcome): void => {
       outcomes[index] = outcome;
@@ -122,7 +119,6 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
       const last = outcome.result.events.at(-1);
       if (last !== undefined) heads.set(write.tenant, { sequence: last.sequence, hash: last.hash });
       appended.push(...outcome.result.events);
-      eventRows.push(...outcome.eventRows);
       firstEvidence ??= write.evidence?.[0];
     };
     const decideAlone = async (index: number) =>
@@ -141,9 +137,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
     while (!headsLocked || from < batch.length) {
       // The first round trip also opens the transaction and locks the heads that exist, so a
       // batch of clean commits holds them across one turn of the event loop only.
-      const opening = headsLocked
-        ? []
-        : [...(rollbackFirst ? ['ROLLBACK'] : []), 'BEGIN', selectHeadsSql(context.q, tenants)];
+      const opening = headsLocked ? [] : ['BEGIN', selectHeadsSql(context.q, tenants)];
       const sent = await sendRun(context, client, batch, from, opening);
       if (!headsLocked) {
         const locked = sent.opened?.at(-1) as pg.QueryResult<HeadRow> | undefined;
@@ -197,7 +191,7 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
       }
       from = index;
     }
-    return { outcomes, lockedHeads, heads, appended, eventRows, firstEvidence };
+    return { outcomes, lockedHeads, heads, appended, firstEvidence };
   };
 
   /**
@@ -249,16 +243,11 @@ export function createCommitQueue(context: PostgresContext): CommitQueue {
           mark = { kind: 'nothing' };
         }
       }
-      const decided = await decideBatch(client, batch, () => broken, oneTrip !== undefined);
+      const decided = await decideBatch(client, batch, () => broken);
       outcomes = decided.outcomes;
       // Prefer an event as the trace: its hash names this batch's place in the chain.
       mark = batchMark(decided.appended, decided.firstEvidence);
-      const statements = appendAndMoveSql(
-        context.q,
-        decided.appended,
-        decided.eventRows,
-        decided.lockedHeads,
-      );
+      const statements = appendAndMoveSql(context.q, decided.appended, decided.lockedHeads);
       if (statements.length > 0) await context.hooks.beforeSeal?.(client, pid);
       phase = 'commit';
       if (context.hooks.commit === undefined) {

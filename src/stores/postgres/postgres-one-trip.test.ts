@@ -1,8 +1,9 @@
 /**
  * The one-round-trip batch (decision 119): a batch on chains this process wrote last goes as one
- * round trip; a head another process moved, a write that touched no row, a lost connection or a
- * lock past the statement timeout each end with exactly the answers the two-round-trip batch
- * (decision 024) gives.
+ * round trip (one implicit transaction; a lone commit as one statement with parameters, decision
+ * 135); a head another process moved, a write that touched no row, a lost connection, a claim
+ * another process takes or a lock past the statement timeout each end with exactly the answers
+ * the two-round-trip batch (decision 024) gives.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +38,11 @@ const insert = (value: ProposalRecord) => insertCommit(value);
 /** authorized → executing, taking the effect claim. */
 const admission = (current: ProposalRecord) => updateCommit(current, { status: 'executing' });
 
+/** A one-round-trip batch: no BEGIN, its first statement moves or locks the chain heads. */
+const ONE_TRIP = /^(EXECUTE sg_|WITH (moved|locked) AS)/;
+/** A lone commit's one statement (decision 135): a one-round-trip batch of no other statement. */
+const ONE_STATEMENT = /^(EXECUTE sg_|WITH moved AS \(UPDATE )(?:(?!;\n)[\s\S])*$/;
+
 /** The tenant's chain is gapless from 1, verifies, and ends at the head the store records. */
 async function expectValidChain(store: GuardStore, tenant: string, count: number) {
   const ledger = await store.readLedger({ tenant });
@@ -64,7 +70,10 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     await run.drop();
   });
 
-  /** A store on its own pool whose round trips that open a transaction are recorded. */
+  /**
+   * A store on its own pool whose round trips that open a transaction are recorded: the first
+   * of a two-round-trip batch (`BEGIN` …) and every one-round-trip batch.
+   */
   const open = async (
     statementTimeoutMs = 30_000,
     connections = 4,
@@ -78,7 +87,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     });
     pool.on('error', () => undefined);
     const transactions: string[] = [];
-    /** Every round trip that ends in COMMIT (one-trip batches and two-trip seals alike). */
+    /** Every round trip that commits (one-trip batches and two-trip seals alike). */
     const commits: string[] = [];
     const patched = new WeakSet<pg.PoolClient>();
     pool.on('acquire', (client) => {
@@ -86,9 +95,12 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       patched.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        const text = typeof args[0] === 'string' ? args[0] : '';
-        if (/^(ROLLBACK;\n)?BEGIN/.test(text)) transactions.push(text);
-        if (/COMMIT$/.test(text)) commits.push(text);
+        const [first] = args as [unknown];
+        const config = first as { text?: unknown } | undefined;
+        const text =
+          typeof first === 'string' ? first : typeof config?.text === 'string' ? config.text : '';
+        if (/^BEGIN/.test(text) || ONE_TRIP.test(text)) transactions.push(text);
+        if (/COMMIT$/.test(text) || ONE_TRIP.test(text)) commits.push(text);
         return query(...args);
       };
     });
@@ -112,6 +124,34 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     }
   };
 
+  /** The texts a one-connection pool prepared with SQL, by name (without `PREPARE … AS`). */
+  const preparedTexts = async (pool: pg.Pool) => {
+    const client = await pool.connect();
+    try {
+      const rows = await client.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements WHERE from_sql',
+      );
+      return new Map(
+        rows.rows.map((row) => [row.name, row.statement.replace(/^PREPARE \w+ AS /, '')]),
+      );
+    } finally {
+      client.release();
+    }
+  };
+
+  /** Waits until one of the test stores' backends waits on a lock; false after ~5 s. */
+  const untilWaitingOnLock = async () => {
+    for (let tries = 0; tries < 250; tries += 1) {
+      const waiting = await admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = $1`,
+        [APPLICATION],
+      );
+      if (waiting.rows.length > 0) return true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return false;
+  };
+
   /** Inserts one proposal per batch, so the process trusts the tenant's head after two. */
   async function trusted(store: GuardStore, tenant: string, ids: readonly string[]) {
     const values: ProposalRecord[] = [];
@@ -119,7 +159,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     return values;
   }
 
-  it('a batch on a chain this process wrote last is one round trip with COMMIT in it', async () => {
+  it('a batch on a chain this process wrote last is one round trip, one implicit transaction without BEGIN or COMMIT', async () => {
     const { store, transactions } = await open();
     const tenant = 'tenant-one-trip';
     const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
@@ -130,7 +170,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     ]);
     expect(results.map((result) => result.kind)).toEqual(['committed', 'committed']);
     expect(transactions).toHaveLength(1);
-    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    expect(transactions[0]).toMatch(/^EXECUTE sg_/);
+    expect(transactions[0]).not.toMatch(/BEGIN|COMMIT/);
     const ledger = await store.readLedger({ tenant });
     expect(ledger.slice(2)).toStrictEqual(
       results.flatMap((result) => (result.kind === 'committed' ? result.events : [])),
@@ -139,11 +180,13 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     expect((await store.getEffectClaim(tenant, p1.effectScope))?.proposal).toBe('p-1');
   });
 
-  it('an all-deferred batch commits with synchronous_commit off, one or two round trips alike; a batch with a synced commit does not (decision 124)', async () => {
-    const { store, commits } = await open();
+  it('an all-deferred batch commits with synchronous_commit off, one or two round trips, one statement or several alike; a batch with a synced commit does not (decision 124)', async () => {
+    const { store, commits, pool } = await open(30_000, 1);
     const tenant = 'tenant-deferred';
     const deferred = { durability: 'deferred' } as const;
     const OFF = /SET LOCAL synchronous_commit = off;\nCOMMIT$/;
+    const OFF_ONE_TRIP = /;\nSET LOCAL synchronous_commit = off$/;
+    const OFF_ONE_STATEMENT = /set_config\('synchronous_commit', 'off', true\)$/;
     // Not yet trusted: the two-round-trip batch.
     await store.commit({ ...insert(record(tenant, 'p-1')), ...deferred });
     expect(commits.at(-1)).toMatch(OFF);
@@ -151,19 +194,33 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     expect(commits.at(-1)).not.toMatch(/synchronous_commit/);
     await trusted(store, tenant, ['p-3', 'p-4']);
     commits.length = 0;
-    // Trusted: one round trip.
+    // Trusted: one round trip; a lone commit as one statement.
     await store.commit({ ...insert(record(tenant, 'p-5')), ...deferred });
     expect(commits).toHaveLength(1);
-    expect(commits[0]).toMatch(/^BEGIN/);
-    expect(commits[0]).toMatch(OFF);
+    expect(commits[0]).toMatch(ONE_STATEMENT);
+    await store.commit(insert(record(tenant, 'p-6')));
+    expect(commits[1]).toMatch(ONE_STATEMENT);
+    // The one statement runs prepared: its text (with set_config or without) is on the server.
+    const prepared = await preparedTexts(pool);
+    const nameOf = (text: string | undefined) => /^EXECUTE (sg_\w+)/.exec(text ?? '')?.[1];
+    expect(prepared.get(nameOf(commits[0]) ?? '')).toMatch(OFF_ONE_STATEMENT);
+    expect(prepared.get(nameOf(commits[1]) ?? '')).not.toMatch(/synchronous_commit/);
+    const both = await Promise.all([
+      store.commit({ ...insert(record(tenant, 'p-7')), ...deferred }),
+      store.commit({ ...insert(record(tenant, 'p-8')), ...deferred }),
+    ]);
+    expect(both.map((result) => result.kind)).toEqual(['committed', 'committed']);
+    expect(commits).toHaveLength(3);
+    expect(commits[2]).toMatch(ONE_TRIP);
+    expect(commits[2]).toMatch(OFF_ONE_TRIP);
     const mixed = await Promise.all([
-      store.commit({ ...insert(record(tenant, 'p-6')), ...deferred }),
-      store.commit(insert(record(tenant, 'p-7'))),
+      store.commit({ ...insert(record(tenant, 'p-9')), ...deferred }),
+      store.commit(insert(record(tenant, 'p-10'))),
     ]);
     expect(mixed.map((result) => result.kind)).toEqual(['committed', 'committed']);
-    expect(commits).toHaveLength(2);
-    expect(commits[1]).not.toMatch(/synchronous_commit/);
-    await expectValidChain(store, tenant, 7);
+    expect(commits).toHaveLength(4);
+    expect(commits[3]).not.toMatch(/synchronous_commit/);
+    await expectValidChain(store, tenant, 10);
   });
 
   it('a batch over two trusted tenants is one round trip and seals each chain from its own head', async () => {
@@ -186,7 +243,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     await expectValidChain(store, 'tenant-pair-b', 5);
   });
 
-  it('a commit’s writes travel as one statement: an unlisted claimed insert with two evidence items is one round trip of five statements; a listed effect or a held claim refuses its commit alone, decided in two (decision 131)', async () => {
+  it('a lone commit travels as one statement: an unlisted claimed insert with two evidence items is one round trip of one statement; a listed effect or a held claim refuses its commit alone, decided in two (decisions 131, 135)', async () => {
     const { store, transactions } = await open();
     const tenant = 'tenant-one-statement';
     await trusted(store, tenant, ['p-1', 'p-2']);
@@ -200,8 +257,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     });
     expect(landed.kind).toBe('committed');
     expect(transactions).toHaveLength(1);
-    // BEGIN, the head lock, the commit's five writes as one statement, append and move, COMMIT.
-    expect(transactions[0]?.split(';\n')).toHaveLength(5);
+    // The head move, the commit's five writes and the append as one statement, no BEGIN.
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
     expect(await store.listEvidence(tenant, 'p-3')).toStrictEqual(items);
     expect((await store.getEffectClaim(tenant, value.effectScope))?.proposal).toBe('p-3');
     expect((await store.getProposal(tenant, 'p-3'))?.status).toBe('executing');
@@ -221,7 +278,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       expect.objectContaining({ kind: 'committed' }),
     ]);
     expect(transactions).toHaveLength(2);
-    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(transactions[0]).toMatch(ONE_TRIP);
+    expect(transactions[1]).toMatch(/^BEGIN/);
     expect(await store.getProposal(tenant, 'p-4')).toBeUndefined();
     expect(await store.getProposal(tenant, 'p-5')).toBeUndefined();
     await expectValidChain(store, tenant, 5);
@@ -272,7 +330,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     transactions.length = 0;
     const result = await store.commit(insert(record(tenant, 'p-3')));
     expect(transactions).toHaveLength(2);
-    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(transactions[1]).toMatch(/^BEGIN/);
     expect(result.kind === 'committed' && result.events[0]?.previousHash).toBe(edited);
     // The edit is evident: the chain breaks where the head was rewritten.
     expect(verifyLedgerChain(await store.readLedger({ tenant })).kind).not.toBe('valid');
@@ -281,20 +339,35 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
   it('statements the connection lost (a pooler deallocated them) fail the round trip alone: the batch lands in two, and they are prepared again', async () => {
     const { store, transactions, pool } = await open(30_000, 1);
     const tenant = 'tenant-deallocated';
-    await trusted(store, tenant, ['p-1', 'p-2']);
+    const [p1] = (await trusted(store, tenant, ['p-1', 'p-2'])) as [ProposalRecord];
+    // A lone insert goes as one prepared statement, an update as several.
+    expect((await store.commit(admission(p1))).kind).toBe('committed');
     expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
     expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
     transactions.length = 0;
     expect((await store.commit(insert(record(tenant, 'p-4')))).kind).toBe('committed');
     expect(transactions).toHaveLength(2);
-    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
-    // Trusted again after a two-round-trip batch finds the head unmoved; then one round trip.
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
+    expect(transactions[1]).toMatch(/^BEGIN/);
+    // Trusted again after a two-round-trip batch finds the head unmoved; then one round trip,
+    // the statement prepared again.
     expect((await store.commit(insert(record(tenant, 'p-5')))).kind).toBe('committed');
     transactions.length = 0;
     expect((await store.commit(insert(record(tenant, 'p-6')))).kind).toBe('committed');
     expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
     expect((await preparedBySql(pool, false)).length).toBeGreaterThan(0);
-    await expectValidChain(store, tenant, 6);
+    // The update's statements, prepared again since, dropped again: EXECUTE fails alone.
+    const p3 = (await store.getProposal(tenant, 'p-3')) as ProposalRecord;
+    expect((await store.commit(admission(p3))).kind).toBe('committed');
+    expect((await preparedBySql(pool, true)).length).toBeGreaterThan(0);
+    transactions.length = 0;
+    const p4 = (await store.getProposal(tenant, 'p-4')) as ProposalRecord;
+    expect((await store.commit(admission(p4))).kind).toBe('committed');
+    expect(transactions).toHaveLength(2);
+    expect(transactions[0]).toMatch(/^EXECUTE sg_/);
+    expect(transactions[1]).toMatch(/^BEGIN/);
+    await expectValidChain(store, tenant, 9);
   });
 
   it('the two-round-trip batch executes prepared writes too, and sends text when they were dropped', async () => {
@@ -329,7 +402,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       4,
     ]);
     expect(transactions).toHaveLength(2);
-    expect(transactions[1]).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(transactions[1]).toMatch(/^BEGIN/);
     await expectValidChain(store, tenant, 4);
   });
 
@@ -351,8 +424,8 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       { kind: 'proposal_exists' },
       expect.objectContaining({ kind: 'committed' }),
     ]);
-    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
-    expect(transactions.at(-1)).toMatch(/^ROLLBACK;\nBEGIN/);
+    expect(transactions[0]).toMatch(/^EXECUTE sg_/);
+    expect(transactions.at(-1)).toMatch(/^BEGIN/);
     await expectValidChain(store, tenant, 4);
     expect((await store.getProposal(tenant, 'p-1'))?.revision).toBe(2);
   });
@@ -380,7 +453,7 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
       expect(killed).toBe(true);
       return pending;
     });
-    expect(transactions[0]).toMatch(/;\nCOMMIT$/);
+    expect(transactions[0]).toMatch(/^EXECUTE sg_/);
     for (const outcome of settled) {
       expect(outcome.status).toBe('rejected');
       const error = (outcome as PromiseRejectedResult).reason;
@@ -413,5 +486,86 @@ describe.skipIf(url === undefined)('PostgreSQL one-round-trip batch', () => {
     expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
     expect((await store.commit(insert(record(tenant, 'p-3')))).kind).toBe('committed');
     await expectValidChain(store, tenant, 3);
+  });
+
+  it('a backend terminated while a lone commit’s one statement waits on the chain head: found not landed, nothing of it stored; the retry lands (decision 135)', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-lost-one-statement';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    const value = record(tenant, 'p-3', { semanticEffectKey: 'e-lost' });
+    transactions.length = 0;
+    const error = await withHeadLocked(url as string, run.schema, tenant, async () => {
+      const pending = store.commit(claimedInsert(value)).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(await untilWaitingOnLock()).toBe(true);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND application_name = $1`,
+        [APPLICATION],
+      );
+      return pending;
+    });
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).code).toBe('store_connection_lost');
+    expect((error as StoreUnavailableError).data).toMatchObject({ applied: false });
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    expect(await store.getEffectClaim(tenant, value.effectScope)).toBeUndefined();
+    await expectValidChain(store, tenant, 2);
+    const retried = await store.commit(claimedInsert(value));
+    expect(retried.kind).toBe('committed');
+    await expectValidChain(
+      store,
+      tenant,
+      2 + (retried.kind === 'committed' ? retried.events.length : 0),
+    );
+    expect((await store.getEffectClaim(tenant, value.effectScope))?.proposal).toBe('p-3');
+  });
+
+  it('a claim another process takes while a lone claimed insert’s statement waits on it: the statement fails whole and the batch answers effect_claimed in two; a racer that rolls back lets it land in one (decision 135)', async () => {
+    const { store, transactions } = await open();
+    const tenant = 'tenant-racing-claim';
+    await trusted(store, tenant, ['p-1', 'p-2']);
+    const race = async (id: string, effect: string, end: 'COMMIT' | 'ROLLBACK') => {
+      const value = record(tenant, id, { semanticEffectKey: effect });
+      const racer = await connectClient(url as string);
+      try {
+        await racer.query('BEGIN');
+        await racer.query(
+          `INSERT INTO ${run.schema}.effect_claims (tenant, effect_scope, proposal, claimed_at_ms)
+           VALUES ($1, $2, 'p-racer', 1)`,
+          [tenant, value.effectScope],
+        );
+        transactions.length = 0;
+        const pending = store.commit(claimedInsert(value));
+        expect(await untilWaitingOnLock()).toBe(true);
+        await racer.query(end);
+        return { value, result: await pending };
+      } finally {
+        await racer.end();
+      }
+    };
+    const lost = await race('p-3', 'e-raced', 'COMMIT');
+    expect(lost.result).toStrictEqual({ kind: 'effect_claimed', owner: 'p-racer' });
+    expect(transactions).toHaveLength(2);
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
+    expect(transactions[1]).toMatch(/^BEGIN/);
+    expect(await store.getProposal(tenant, 'p-3')).toBeUndefined();
+    expect((await store.getEffectClaim(tenant, lost.value.effectScope))?.proposal).toBe('p-racer');
+    await expectValidChain(store, tenant, 2);
+    // Trusted again once the two-round-trip batch found the head unmoved.
+    const won = await race('p-4', 'e-free', 'ROLLBACK');
+    expect(won.result.kind).toBe('committed');
+    expect(transactions).toHaveLength(1);
+    expect(transactions[0]).toMatch(ONE_STATEMENT);
+    expect((await store.getEffectClaim(tenant, won.value.effectScope))?.proposal).toBe('p-4');
+    await expectValidChain(
+      store,
+      tenant,
+      2 + (won.result.kind === 'committed' ? won.result.events.length : 0),
+    );
   });
 });

@@ -1,10 +1,12 @@
 /**
  * The one-round-trip batch (decision 119). When this process wrote the last events of every
  * tenant in a batch, it seals the batch's events onto the heads it remembers and sends the head
- * locks (asserting each head is still what it remembers; one tenant's head is moved by the
- * statement that locks it, decision 131), each commit's writes (one statement asserting each
- * touched exactly one row), the append, the head moves and COMMIT as one round trip. Any
- * surprise aborts the transaction whole, and the batch goes the two-round-trip way (024).
+ * locks (asserting each head is still what it remembers; one tenant's head is moved and its
+ * events appended by the statement that locks it, decisions 131 and 135), each commit's writes
+ * (one statement asserting each touched exactly one row), and the append and head moves of
+ * several tenants, as one round trip and one implicit transaction; a lone commit as one
+ * statement (decision 135). Any surprise aborts the transaction whole, and the batch goes the
+ * two-round-trip way (024).
  */
 import type { LedgerEvent, LedgerHead } from '../../core/ledger.js';
 import type { AuthorityEvidenceRecord } from '../../core/store.js';
@@ -16,7 +18,8 @@ import {
   appendAndMoveSql,
   assertedCommitSql,
   assertHeadsSql,
-  oneTenantSealTemplates,
+  oneStatementCommitSql,
+  oneTenantHeadSql,
 } from './postgres-sql.js';
 
 /**
@@ -81,7 +84,12 @@ export function createHeadCache(): HeadCache {
 
 /** A batch ready to go as one round trip, and what each caller gets once it lands. */
 export interface OneTripBatch {
-  /** `BEGIN`, the asserted head locks, the asserted writes, append, head moves, `COMMIT`. */
+  /**
+   * The statements of one simple query — one implicit transaction, no `BEGIN` or `COMMIT`
+   * (decision 135): the asserted head locks (one tenant's also moving its head and appending
+   * its events), the asserted writes, the append and head moves of several tenants; for one
+   * commit on one tenant with events and no proposal update, one statement.
+   */
   readonly statements: readonly RoundTripStatement[];
   readonly outcomes: CommitOutcome[];
   /** Every tenant's head once the batch lands. */
@@ -102,8 +110,6 @@ export function planOneTrip(
   const heads = new Map(remembered);
   const outcomes: CommitOutcome[] = [];
   const appended: LedgerEvent[] = [];
-  const eventRows: string[] = [];
-  const writes: RoundTripStatement[] = [];
   let firstEvidence: AuthorityEvidenceRecord | undefined;
   for (const pending of batch) {
     let outcome: CommitOutcome;
@@ -116,26 +122,35 @@ export function planOneTrip(
     const last = outcome.result.events.at(-1);
     if (last !== undefined) heads.set(last.tenant, { sequence: last.sequence, hash: last.hash });
     appended.push(...outcome.result.events);
-    eventRows.push(...outcome.eventRows);
     firstEvidence ??= pending.write.evidence?.[0];
     outcomes.push(outcome);
-    const asserted = assertedCommitSql(pending.writes);
-    if (asserted !== undefined) writes.push(asserted);
   }
   const [only, ...others] = remembered;
-  // One tenant (the common case) as templates the connection prepares once, the head moved
-  // where it is locked; several as text, locked in tenant order first and moved last.
-  const { lock, seal } =
-    only !== undefined && others.length === 0
-      ? oneTenantSealTemplates(q, only[0], only[1], appended)
-      : {
-          lock: assertHeadsSql(q, remembered),
-          seal: appendAndMoveSql(q, appended, eventRows, remembered),
-        };
-  return {
-    statements: ['BEGIN', lock, ...writes, ...seal, ...commitLevelSql(batch), 'COMMIT'],
-    outcomes,
-    heads,
-    mark: batchMark(appended, firstEvidence),
-  };
+  const mark = batchMark(appended, firstEvidence);
+  const alone = batch.length === 1 ? (batch[0] as PendingCommit) : undefined;
+  // A proposal update stays in statements of their own: as one statement with its sealed-part
+  // checks, its executor state outgrew glibc's trim threshold, and the backend shrank and
+  // grew its heap (`brk`, a TLB shootdown each) twice per transaction (decision 135).
+  if (
+    alone !== undefined &&
+    alone.write.proposal?.kind !== 'update' &&
+    only !== undefined &&
+    others.length === 0 &&
+    appended.length > 0
+  ) {
+    const deferred = alone.write.durability === 'deferred';
+    const statement = oneStatementCommitSql(q, only[0], only[1], appended, alone.writes, deferred);
+    return { statements: [statement], outcomes, heads, mark };
+  }
+  // One tenant as a template the connection prepares once, the head moved where it is locked
+  // and the events appended there; several as text, locked in tenant order first, moved last.
+  // No BEGIN or COMMIT: the statements of one simple query are one (implicit) transaction,
+  // which any error ends whole (decision 135).
+  const oneTenant = only !== undefined && others.length === 0;
+  const writes = batch.flatMap((pending) => assertedCommitSql(pending.writes) ?? []);
+  const statements = oneTenant
+    ? [oneTenantHeadSql(q, only[0], only[1], appended), ...writes]
+    : [assertHeadsSql(q, remembered), ...writes, ...appendAndMoveSql(q, appended, remembered)];
+  statements.push(...commitLevelSql(batch));
+  return { statements, outcomes, heads, mark };
 }

@@ -4,6 +4,7 @@
  * parameterised statements of the rare paths and the reads. Pure text; nothing here runs SQL.
  */
 import { createHash } from 'node:crypto';
+import { StoreInvariantError } from '../../core/errors.js';
 import { GENESIS_HASH, type LedgerEvent, type LedgerHead } from '../../core/ledger.js';
 import type { ProposalRecord, StoreCommit } from '../../core/store.js';
 import { encodeJson } from '../store-codec.js';
@@ -65,6 +66,12 @@ function envelopeUpdate(
 export interface WriteSql {
   readonly ctes: SqlTemplate;
   readonly from: string;
+  /**
+   * The same CTEs with plain inserts instead of `ON CONFLICT` ones, for the one-statement
+   * commit (decision 135), which aborts whole on a conflict as on any write that touches no
+   * row; absent where they are the same.
+   */
+  readonly strict?: SqlTemplate;
 }
 
 /** The write as a statement whose row count is 1 when it applied. */
@@ -137,19 +144,24 @@ function proposalWrite(q: string, write: StoreCommit): WriteSql | undefined {
       columns.map(([, value]) => sql`${value}`),
       ', ',
     );
-    const insert = sql`inserted AS (INSERT INTO ${proposals}
+    const row = sql`INSERT INTO ${proposals}
       (tenant, proposal, ${names})
-      VALUES (${tenant}, ${proposal}, ${values})
+      VALUES (${tenant}, ${proposal}, ${values})`;
+    const insert = sql`inserted AS (${row}
       ON CONFLICT (tenant, proposal) DO NOTHING RETURNING tenant, proposal)`;
-    if (parts.length === 0) return { ctes: insert, from: 'inserted' };
+    const strictInsert = sql`inserted AS (${row} RETURNING tenant, proposal)`;
+    if (parts.length === 0) return { ctes: insert, from: 'inserted', strict: strictInsert };
     // The sealed parts are written only with the proposal row; the count is the proposal's.
+    const sealed = sql`sealed AS (INSERT INTO ${raw(`${q}.proposal_envelopes`)} (tenant, proposal, part, envelope)
+        SELECT i.tenant, i.proposal, v.part, v.envelope
+        FROM inserted i CROSS JOIN (VALUES ${joinSql(parts, ', ')}) AS v (part, envelope)`;
     return {
       ctes: sql`${insert},
-      sealed AS (INSERT INTO ${raw(`${q}.proposal_envelopes`)} (tenant, proposal, part, envelope)
-        SELECT i.tenant, i.proposal, v.part, v.envelope
-        FROM inserted i CROSS JOIN (VALUES ${joinSql(parts, ', ')}) AS v (part, envelope)
+      ${sealed}
         ON CONFLICT (tenant, proposal, part) DO UPDATE SET envelope = EXCLUDED.envelope)`,
       from: 'inserted',
+      strict: sql`${strictInsert},
+      ${sealed})`,
     };
   }
   // Compare-and-set as a conditional update: a concurrent writer holding the row makes us
@@ -193,20 +205,24 @@ export function commitWrites(q: string, write: StoreCommit): WriteSql[] {
   if (proposal !== undefined) writes.push(proposal);
   if (write.claim !== undefined) {
     const { effectScope, proposal, atMs } = write.claim;
+    const row = sql`INSERT INTO ${raw(`${q}.effect_claims`)} (tenant, effect_scope, proposal, claimed_at_ms)
+      VALUES (${tenant}, ${effectScope}, ${proposal}, ${atMs})`;
     writes.push({
-      ctes: sql`claimed AS (INSERT INTO ${raw(`${q}.effect_claims`)} (tenant, effect_scope, proposal, claimed_at_ms)
-      VALUES (${tenant}, ${effectScope}, ${proposal}, ${atMs})
+      ctes: sql`claimed AS (${row}
       ON CONFLICT (tenant, effect_scope) DO NOTHING RETURNING 1)`,
       from: 'claimed',
+      strict: sql`claimed AS (${row} RETURNING 1)`,
     });
   }
   for (const [index, item] of (write.evidence ?? []).entries()) {
     const stored = `stored_${index}`;
+    const row = sql`INSERT INTO ${raw(`${q}.authority_evidence`)} (tenant, proposal, evidence_digest, record)
+      VALUES (${tenant}, ${item.proposal}, ${item.evidenceDigest}, ${encodeJson(item)})`;
     writes.push({
-      ctes: sql`${raw(stored)} AS (INSERT INTO ${raw(`${q}.authority_evidence`)} (tenant, proposal, evidence_digest, record)
-      VALUES (${tenant}, ${item.proposal}, ${item.evidenceDigest}, ${encodeJson(item)})
+      ctes: sql`${raw(stored)} AS (${row}
       ON CONFLICT (tenant, proposal, evidence_digest) DO NOTHING RETURNING 1)`,
       from: stored,
+      strict: sql`${raw(stored)} AS (${row} RETURNING 1)`,
     });
   }
   return writes;
@@ -256,14 +272,13 @@ export function appendAndMoveHeadsSql(
 }
 
 /**
- * The append of a batch's sealed events (as {@link eventRowSql} rows) and the move of every
- * head they extend, from the head locked at the start (`was`) to the last event, as one
- * statement; nothing when the batch sealed no event.
+ * The append of a batch's sealed events and the move of every head they extend, from the head
+ * locked at the start (`was`) to the last event, as one statement; nothing when the batch
+ * sealed no event.
  */
 export function appendAndMoveSql(
   q: string,
   events: readonly LedgerEvent[],
-  eventRows: readonly string[],
   was: ReadonlyMap<string, LedgerHead>,
 ): string[] {
   if (events.length === 0) return [];
@@ -275,7 +290,7 @@ export function appendAndMoveSql(
     to,
     was: was.get(tenant) as LedgerHead,
   }));
-  return [appendAndMoveHeadsSql(q, eventRows, moves)];
+  return [appendAndMoveHeadsSql(q, events.map(eventRowSql), moves)];
 }
 
 /**
@@ -294,41 +309,80 @@ export function assertHeadsSql(q: string, heads: ReadonlyMap<string, LedgerHead>
 }
 
 /**
- * One tenant's chain head for the one-round-trip batch, as templates it sends as prepared
- * statements (decision 120). With events, `lock` moves the head from `was` to the last event
- * in the batch's first statement — the update locks the row as `FOR UPDATE` would, so heads
- * are still taken first — and fails (division by zero) unless the head was exactly `was`;
- * `seal` appends the events (decision 131: one row lock and one statement fewer than locking,
- * then moving). Without events, `lock` only locks and asserts the head (as
- * {@link assertHeadsSql}).
+ * One tenant's chain head for the one-round-trip batch, as a template it sends as a prepared
+ * statement (decision 120). With events, it moves the head from `was` to the last event — the
+ * update locks the row as `FOR UPDATE` would, so heads are still taken first — and appends the
+ * events, failing (division by zero) unless the head was exactly `was` (decisions 131, 135:
+ * one statement where locking, moving and appending were three). Without events, it only locks
+ * and asserts the head (as {@link assertHeadsSql}).
  */
-export function oneTenantSealTemplates(
+export function oneTenantHeadSql(
   q: string,
   tenant: string,
   was: LedgerHead,
   events: readonly LedgerEvent[],
-): { readonly lock: SqlTemplate; readonly seal: SqlTemplate[] } {
+): SqlTemplate {
   const heads = raw(`${q}.ledger_heads`);
   const last = events.at(-1);
   if (last === undefined) {
-    const lock = sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
+    return sql`WITH locked AS (SELECT sequence, hash FROM ${heads} WHERE tenant = ${tenant} FOR UPDATE)
     SELECT 1 / (CASE WHEN count(*) FILTER (WHERE sequence = ${was.sequence} AND hash = ${was.hash})
       = 1 THEN 1 ELSE 0 END) FROM locked`;
-    return { lock, seal: [] };
   }
   const rows = events.map(
     (event) =>
       sql`(${event.tenant}, ${event.sequence}, ${event.proposal}, ${event.hash}, ${encodeJson(event)})`,
   );
-  return {
-    lock: sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
-        WHERE tenant = ${tenant} AND sequence = ${was.sequence} AND hash = ${was.hash} RETURNING 1)
-      SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`,
-    seal: [
-      sql`INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
-        VALUES ${joinSql(rows, ', ')}`,
-    ],
-  };
+  return sql`WITH moved AS (UPDATE ${heads} SET sequence = ${last.sequence}, hash = ${last.hash}
+        WHERE tenant = ${tenant} AND sequence = ${was.sequence} AND hash = ${was.hash} RETURNING 1),
+      appended AS (INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
+        VALUES ${joinSql(rows, ', ')})
+      SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM moved`;
+}
+
+/**
+ * A one-round-trip batch of one commit on one tenant as **one statement** (decision 135), sent
+ * on its own so it runs as its own transaction (no `BEGIN`/`COMMIT`) and can travel with
+ * protocol-level parameters: the head moved from `was` to the last event (as
+ * {@link oneTenantHeadSql}), the commit's writes, the append of its events. It
+ * fails (division by zero) unless the head was exactly `was` and every write touched exactly
+ * one row; the counts are evaluated left to right, so the head's row is locked before any
+ * write is made, as in the statement-per-step round trip. With `deferred`, `set_config` makes
+ * the transaction's commit asynchronous (`SET LOCAL synchronous_commit = off`, decision 124).
+ * `events` must not be empty.
+ */
+export function oneStatementCommitSql(
+  q: string,
+  tenant: string,
+  was: LedgerHead,
+  events: readonly LedgerEvent[],
+  writes: readonly WriteSql[],
+  deferred: boolean,
+): SqlTemplate {
+  const last = events.at(-1);
+  if (last === undefined) {
+    throw new StoreInvariantError(
+      'assertion_failed',
+      'Assertion failed: a one-statement commit without events',
+    );
+  }
+  const rows = events.map(
+    (event) =>
+      sql`(${event.tenant}, ${event.sequence}, ${event.proposal}, ${event.hash}, ${encodeJson(event)})`,
+  );
+  const ctes = [
+    sql`moved AS (UPDATE ${raw(`${q}.ledger_heads`)} SET sequence = ${last.sequence}, hash = ${last.hash}
+      WHERE tenant = ${tenant} AND sequence = ${was.sequence} AND hash = ${was.hash} RETURNING 1)`,
+    ...writes.map((write) => write.strict ?? write.ctes),
+    sql`appended AS (INSERT INTO ${raw(`${q}.ledger_events`)} (tenant, sequence, proposal, hash, event)
+      VALUES ${joinSql(rows, ', ')})`,
+  ];
+  const counts = ['moved', ...writes.map((write) => write.from)]
+    .map((from) => `(SELECT count(*) FROM ${from}) = 1`)
+    .join(' AND ');
+  const level = deferred ? `, set_config('synchronous_commit', 'off', true)` : '';
+  return sql`WITH ${joinSql(ctes, ',\n    ')}
+    SELECT 1 / (CASE WHEN ${raw(counts)} THEN 1 ELSE 0 END)${raw(level)}`;
 }
 
 /** Parameterised statements: the rare commit paths, the reads and retention. */
