@@ -3,14 +3,13 @@
  * log, one guard per live process incarnation, what the harness learns from results) and what
  * the fault phase does to it (coverage, step events, crashes). A class rather than a literal of
  * closures: one is made per schedule, and every closure would be made, and compiled lazily on
- * its first call, per schedule (decision 134).
+ * its first call, per schedule (decisions 134, 136).
  */
 import type { Breakage } from '../core/breakages.js';
 import { createGuardCore, type Guard, type GuardEvent, type Ids } from '../core/guard.js';
 import { createDevelopmentKeyRing } from '../core/key-ring.js';
 import type { GuardStore } from '../core/store.js';
-import type { ChoiceTape } from './choice-tape.js';
-import { createSeededGenerator } from './choice-tape.js';
+import { type ChoiceTape, createSeededGenerator } from './choice-tape.js';
 import type { ActorKind, Phase, ProcessName, StepEvent } from './explore-vocabulary.js';
 import { ProviderModel } from './provider-model.js';
 import type { Actor, Scheduler } from './scheduler.js';
