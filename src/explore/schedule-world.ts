@@ -102,8 +102,6 @@ export class ScheduleWorld implements World {
   faultsEnabled = true;
   /** Coverage cells hit, in the order first hit: `fault|phase|actor`. */
   readonly cells: string[] = [];
-  /** The durable store the judge reads (set with the stores). */
-  durable: GuardStore | undefined;
   crashes = 0;
 
   readonly #setup: WorldSetup;
@@ -140,10 +138,9 @@ export class ScheduleWorld implements World {
     );
   }
 
-  /** Sets each process's store and the durable one, then starts both processes' guards. */
-  useStores(forProcess: (process: ProcessName) => GuardStore, durable: GuardStore): void {
+  /** Sets the store each process sees, then starts both processes' guards. */
+  useStores(forProcess: (process: ProcessName) => GuardStore): void {
     this.#storeOf = forProcess;
-    this.durable = durable;
     this.#app = this.#makeGuard('app');
     this.#worker = this.#makeGuard('worker');
   }

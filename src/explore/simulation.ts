@@ -161,7 +161,7 @@ export async function runSchedule(
   });
   const base = (options.openStore ?? createMemoryStore)();
   const stores = applyStoreBreakages(base, breakages, scheduler, log);
-  world.useStores(stores.forProcess, stores.durable);
+  world.useStores(stores.forProcess);
 
   workload.setup(world);
   let faultPhaseFinished = false;
