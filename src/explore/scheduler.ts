@@ -7,7 +7,7 @@
  * An actor may fork: the guard awaits two store reads at once (`Promise.all`), so the second read
  * parks while the first is already parked, in the same synchronous run. Each parked read is then
  * a branch of the actor; a branch that ends without parking again (it merges into the
- * `Promise.all`) is noticed when the promise jobs have drained (see {@link Scheduler.quiescent}).
+ * `Promise.all`) is noticed when the promise jobs have drained (see {@link Scheduler.whenQuiescent}).
  */
 import { realTimers } from './ambient-traps.js';
 import type { ActorKind, Phase, ProcessName } from './explore-vocabulary.js';
@@ -104,7 +104,10 @@ export class Scheduler {
   keepParkedOnCrash = false;
 
   #running = 0;
+  /** What runs (as a promise job) once no actor is running; set by `whenQuiescent`. */
   #wake: (() => void) | undefined;
+  /** Counts `whenQuiescent` waits, so a late branch check knows whether its wait is still on. */
+  #waits = 0;
   /** The actor whose synchronous run just parked: a point reached before anything else runs forks it. */
   #justLeft: Actor | undefined;
   /** The actor the last `runAt` resumed. */
@@ -237,27 +240,29 @@ export class Scheduler {
   }
 
   /**
-   * Resolves when no actor is running (all parked, suspended or done). After resuming a branch of
-   * a forked actor, it also resolves once every promise job has run (a macrotask later): the branch
-   * ended without parking, so nothing runs any more.
+   * Calls `next` in a promise job once no actor is running (all parked, suspended or done): at
+   * once if none is, else when the last one leaves. After resuming a branch of a forked actor, it
+   * also calls it once every promise job has run (a macrotask later): the branch ended without
+   * parking, so nothing runs any more. A callback rather than a promise the phases await: every
+   * step of every schedule waits here, and an awaiting async frame is saved and restored per step.
    */
-  quiescent(): Promise<void> {
-    if (this.#running === 0) return RESOLVED;
-    // The shared executor, not a closure per step: every step of every schedule waits here.
-    const promise = new Promise<unknown>(capture) as Promise<void>;
-    const wake = capturedResolve as () => void;
-    this.#wake = wake;
+  whenQuiescent(next: () => void): void {
+    if (this.#running === 0) {
+      void RESOLVED.then(next);
+      return;
+    }
+    this.#wake = next;
+    const wait = ++this.#waits;
     const resumed = this.#resumed;
     if (resumed !== undefined && resumed.branches >= 2) {
       realTimers.setImmediate(() => {
-        if (this.#wake !== wake) return;
+        if (this.#wake === undefined || this.#waits !== wait) return;
         // The promise jobs drained with the resumed branch still counted: it merged and ended.
         resumed.branches -= 1;
         this.#running = 1;
         this.#leave();
       });
     }
-    return promise;
   }
 
   /** Runs the parked operation at `index`. */
@@ -388,7 +393,9 @@ export class Scheduler {
     if (this.#running === 0 && this.#wake !== undefined) {
       const wake = this.#wake;
       this.#wake = undefined;
-      wake();
+      // A job, as resolving an awaited promise would queue: the waiting phase runs after what
+      // the leaving actor does next in this synchronous run (a fork parks its second read).
+      void RESOLVED.then(wake);
     }
   }
 }
