@@ -33,6 +33,12 @@ export const Breakage = {
    */
   check_time_before_store_reads: 'check_time_before_store_reads',
   /**
+   * `recordAuthority` stamps the evidence with the time read before its store read of the
+   * evidence already counted, so evidence (or a proposal) that lapsed while the store answered is
+   * recorded and counted as valid (I9).
+   */
+  record_time_before_store_read: 'record_time_before_store_read',
+  /**
    * A step reported committed whose receipt cannot be recorded counts as a failed one, so the
    * effect is compensated and closed instead of verified, and a write that landed ends in no
    * receipt (I3, I6).

@@ -195,15 +195,23 @@ export function checkEvidence(
       `the authority requires ${declared.requiredAssurance ?? 'medium'} channel assurance`,
     );
   }
+  return evidenceWindowProblem(evidence, check.nowMs);
+}
+
+/** Whether evidence is valid at `nowMs` (its window); returns the failing code, or undefined. */
+export function evidenceWindowProblem(
+  evidence: Pick<AuthorityEvidence, 'issuedAt' | 'expiresAt'>,
+  nowMs: number,
+): { code: EvidenceRejection; message: string } | undefined {
   const issuedAtMs = Date.parse(evidence.issuedAt);
   const expiresAtMs = Date.parse(evidence.expiresAt);
   if (expiresAtMs <= issuedAtMs) {
-    return reject('evidence_window_invalid', 'evidence expires before it is issued');
+    return { code: 'evidence_window_invalid', message: 'evidence expires before it is issued' };
   }
-  if (issuedAtMs > check.nowMs) {
-    return reject('evidence_not_yet_valid', 'evidence is issued in the future');
+  if (issuedAtMs > nowMs) {
+    return { code: 'evidence_not_yet_valid', message: 'evidence is issued in the future' };
   }
-  if (expiresAtMs <= check.nowMs) return reject('evidence_expired', 'evidence has expired');
+  if (expiresAtMs <= nowMs) return { code: 'evidence_expired', message: 'evidence has expired' };
   return undefined;
 }
 

@@ -20,6 +20,9 @@ import {
   type EvidenceRejection,
   ProposalNotFoundError,
 } from '../index.js';
+import { createMemoryStore } from '../stores/memory/memory-store.js';
+import type { Breakage } from './breakages.js';
+import type { GuardStore } from './store.js';
 
 const MINUTE = 60_000;
 
@@ -723,6 +726,77 @@ describe('validity windows', () => {
     const evidence = await evidenceFor(h, proposal, 'finance-a', { validForMs: 60 * MINUTE });
     const record = await h.store.getProposal(h.tenant, proposal);
     expect(Date.parse(evidence.expiresAt)).toBe(record?.expiresAtMs);
+  });
+});
+
+/**
+ * A memory store whose evidence reads take `slowByMs` of the harness's clock once armed: time
+ * passes while the store answers, as it does under a slow database or a GC pause.
+ */
+function slowEvidenceReads(breakages?: ReadonlySet<Breakage>) {
+  const inner = createMemoryStore();
+  const slow = { byMs: 0 };
+  let clock: { advance(ms: number): void } | undefined;
+  const store: GuardStore = Object.assign(Object.create(inner) as GuardStore, {
+    listEvidence: async (tenant: string, proposal: string) => {
+      const rows = await inner.listEvidence(tenant, proposal);
+      clock?.advance(slow.byMs);
+      slow.byMs = 0;
+      return rows;
+    },
+  });
+  const h = createHarness({ store, ...(breakages === undefined ? {} : { breakages }) });
+  clock = h.clock;
+  return { h, slow };
+}
+
+describe('time passing during the evidence read', () => {
+  it('rejects evidence that expired while the store read the evidence already counted', async () => {
+    const { h, slow } = slowEvidenceReads();
+    const { proposal } = await prepareForApproval(h);
+    const evidence = await uncappedEvidence(h, proposal, 'finance-a', MINUTE);
+    slow.byMs = 2 * MINUTE;
+    const result = await present(h, evidence);
+    expect(result).toMatchObject({ outcome: 'rejected', reasonCode: 'evidence_expired' });
+    await expectNothingCounted(h, proposal);
+    const events = await ledgerOf(h, proposal);
+    expect(ofType(events, 'authority_recorded')).toHaveLength(0);
+    expect(ofType(events, 'authority_rejected').map((e) => e.data.reasonCode)).toEqual([
+      'evidence_expired',
+    ]);
+  });
+
+  it('expires the proposal when its time to live ends during that read', async () => {
+    const { h, slow } = slowEvidenceReads();
+    const { proposal } = await prepareForApproval(h);
+    const evidence = await uncappedEvidence(h, proposal, 'finance-a', 60 * MINUTE);
+    slow.byMs = 15 * MINUTE;
+    const result = await present(h, evidence);
+    expect(result).toMatchObject({ outcome: 'expired', status: 'expired' });
+    expect(await h.store.listEvidence(h.tenant, proposal)).toHaveLength(0);
+    expect(ofType(await ledgerOf(h, proposal), 'authority_recorded')).toHaveLength(0);
+  });
+
+  it('records evidence valid at the time of record, stamped with that time', async () => {
+    const { h, slow } = slowEvidenceReads();
+    const { proposal } = await prepareForApproval(h);
+    const evidence = await uncappedEvidence(h, proposal, 'finance-a', 10 * MINUTE);
+    slow.byMs = MINUTE;
+    const before = h.clock.now();
+    expect((await present(h, evidence)).outcome).toBe('authority_pending');
+    const [row] = await h.store.listEvidence(h.tenant, proposal);
+    expect(row?.recordedAtMs).toBe(before + MINUTE);
+    const [recorded] = ofType(await ledgerOf(h, proposal), 'authority_recorded');
+    expect(Date.parse(recorded?.at ?? '')).toBe(before + MINUTE);
+  });
+
+  it('records the lapsed evidence with record_time_before_store_read (the breakage the explorer catches)', async () => {
+    const { h, slow } = slowEvidenceReads(new Set(['record_time_before_store_read']));
+    const { proposal } = await prepareForApproval(h);
+    const evidence = await uncappedEvidence(h, proposal, 'finance-a', MINUTE);
+    slow.byMs = 2 * MINUTE;
+    expect((await present(h, evidence)).outcome).toBe('authority_pending');
+    expect(ofType(await ledgerOf(h, proposal), 'authority_recorded')).toHaveLength(1);
   });
 });
 

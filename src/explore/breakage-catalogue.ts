@@ -32,6 +32,7 @@ export const BREAKAGE_CATALOGUE: readonly CataloguedBreakage[] = [
   { breakage: 'recheck_after_resolve_skipped', layer: 'core' },
   { breakage: 'approval_not_bound_to_input', layer: 'core' },
   { breakage: 'verification_counter_frozen', layer: 'core' },
+  { breakage: 'record_time_before_store_read', layer: 'core' },
 ];
 
 /** Breakages the explorer does not catch alone, and why (kept honest, not hidden). */

@@ -13,6 +13,7 @@ import {
   authorityEvidenceSchema,
   checkEvidence,
   evidenceDigest,
+  evidenceWindowProblem,
 } from '../evidence.js';
 import type { LedgerEventDraft } from '../ledger.js';
 import { evidenceRowDigest } from '../record-mac.js';
@@ -143,21 +144,32 @@ export async function recordAuthority(
   const digest = evidenceDigest(evidence);
   const noteDigest = authorityNoteDigest(context, options.note);
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-    const now = context.clock.now();
+    const before = context.clock.now();
     // Authority arriving after the time to live ends the proposal, whatever the evidence says.
-    if (isExpiredAt(record, now)) return expire(context, action, record);
+    if (isExpiredAt(record, before)) return expire(context, action, record);
     const problem = checkEvidence(boundOrNot(context, evidence, record), {
       tenant: who.tenant,
       record,
       audience: context.audience,
       rule: action.approval,
       authenticatedAuthority: who.authenticated,
-      nowMs: now,
+      nowMs: before,
     });
     if (problem !== undefined) {
       return rejectEvidence(context, who, record, problem.code, problem.message);
     }
     const stored = await context.store.countedEvidence(record);
+    // The time of record is read after the store read, and the time-bound checks run again at
+    // it: time passes while the store answers, and evidence that lapsed meanwhile must not be
+    // recorded (nor counted) as valid (I9). Nothing is awaited between here and the commit.
+    const now = context.broken('record_time_before_store_read') ? before : context.clock.now();
+    if (now !== before) {
+      if (isExpiredAt(record, now)) return expire(context, action, record);
+      const lapsed = evidenceWindowProblem(evidence, now);
+      if (lapsed !== undefined) {
+        return rejectEvidence(context, who, record, lapsed.code, lapsed.message);
+      }
+    }
     if (stored.some((e) => e.evidenceDigest === digest)) {
       return resultOf(record, 'replayed', { reasonCode: 'evidence_already_recorded' });
     }

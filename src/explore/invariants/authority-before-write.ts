@@ -3,7 +3,9 @@
  * `commit_started` (or `compensation_started`) of that proposal; at that moment the proposal had
  * not expired and held its authority (a policy allow, or enough distinct declared approvals valid
  * at that instant, bound to this proposal's commitment, and no veto); and the write carries
- * exactly the input the proposal committed to.
+ * exactly the input the proposal committed to. And every approval or veto the guard recorded was
+ * valid when it recorded it: issued, not yet expired, for a proposal whose time to live had not
+ * ended (the gate's judge reads I9 the same way).
  */
 import type { JsonValue } from '../../core/canonical-json.js';
 import type { LedgerEvent } from '../../core/ledger.js';
@@ -63,8 +65,33 @@ export function authorityProblem(
     : `only ${approvers.size} of ${rule.required} approvals were valid at that instant`;
 }
 
+/** Every `authority_recorded` event: recorded within the evidence's window and the proposal's. */
+function checkRecordedInWindow(index: EvidenceIndex, violations: Violation[]): void {
+  for (const event of index.evidence.events) {
+    if (event.type !== 'authority_recorded' || event.proposal === null) continue;
+    const atMs = Date.parse(event.at);
+    const expiresAt = String(event.data.expiresAt);
+    const record = index.records.get(event.proposal);
+    let problem: string | undefined;
+    if (!(Date.parse(expiresAt) > atMs)) problem = `after the evidence expired (${expiresAt})`;
+    else if (record !== undefined && atMs >= record.expiresAtMs) {
+      problem = `after the proposal expired (${new Date(record.expiresAtMs).toISOString()})`;
+    }
+    if (problem !== undefined) {
+      violations.push(
+        index.about(
+          INVARIANT,
+          event.proposal,
+          `${String(event.data.authority)}'s ${String(event.data.decision)} was recorded at ${event.at}, ${problem}`,
+        ),
+      );
+    }
+  }
+}
+
 export async function checkAuthorityBeforeWrite(index: EvidenceIndex): Promise<Violation[]> {
   const violations: Violation[] = [];
+  checkRecordedInWindow(index, violations);
   const checked = new Set<string>();
   for (const write of index.evidence.writes) {
     if (write.proposal === null) continue;
