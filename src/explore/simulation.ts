@@ -199,7 +199,10 @@ export async function runSchedule(
  * and restored per step (every schedule takes some 33 steps).
  */
 
-/** One phase's steps: `step` decides each; the phase ends with `finish` or after `maxSteps`. */
+/**
+ * One phase's steps: `step` runs each; the phase ends when a step returns a value, or after
+ * `maxSteps`.
+ */
 abstract class PhaseDriver<T> {
   #steps = 0;
   #resolve: (value: T) => void = () => undefined;
